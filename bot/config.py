@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     user_max_active_jobs: int = Field(default=3, ge=1)
     user_max_jobs_per_day: int = Field(default=50, ge=1)
 
+    #: names this process's job leases; give each replica its own (defaults to the host name)
+    worker_id: str | None = None
     job_deadline_s: float = Field(default=1200.0, gt=0)
     service_concurrency: int = Field(default=5, ge=1)
     styles_file: Path | None = None

@@ -1,0 +1,72 @@
+"""What the worker needs from the chat side, as a protocol that `bot.tg` implements."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.operations.catalogue import Operation
+from bot.store import JobRecord
+
+
+class FailureKind(enum.StrEnum):
+    """Why a job ended without a result, in terms a user can act on."""
+
+    BAD_INPUT = "bad_input"            # the image or arguments cannot be used
+    REJECTED = "rejected"              # the service refused the request (HTTP 400)
+    CONTENT = "content"                # the service rejected the content (NSFW)
+    SERVICE_FAILED = "service_failed"  # the task ended in failure
+    NO_CREDITS = "no_credits"          # the operator's account is out of tokens
+    UNAVAILABLE = "unavailable"        # the service could not be reached or refused our key
+    EXPIRED = "expired"                # the job passed its deadline
+    DELIVERY = "delivery"              # the result could not be fetched or sent
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure to tell the user about; `detail` is safe to show."""
+
+    kind: FailureKind
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    """One result image, downloaded."""
+
+    data: bytes
+    file_name: str
+    mime: str
+
+
+class InputUnavailable(Exception):
+    """An input file could not be fetched; `permanent` says whether trying again can help."""
+
+    def __init__(self, reason: str, *, permanent: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+
+
+class DeliveryError(Exception):
+    """Sending to the chat failed; `retry_after` is set when trying again later can help."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class Notifier(Protocol):
+    """The chat side of a job: fetch its inputs, deliver its results, report its failure."""
+
+    async def fetch_input(self, file_id: str) -> bytes:
+        """The bytes of an input file; raises InputUnavailable."""
+
+    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
+        """Send the results replying to the user's message; returns the sent message ids; raises DeliveryError."""
+
+    async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
+        """Tell the user the job failed and what to try; raises DeliveryError."""

@@ -1,0 +1,366 @@
+"""The worker: submit queued jobs, poll running tasks, deliver results; every step a leased state change.
+
+A job moves QUEUED → SUBMITTING → RUNNING → COMPLETED → DELIVERED, or ends FAILED, EXPIRED or
+CANCELLED. Each step claims the job (a lease in the database), does its I/O, and writes the next
+state only if it still holds the lease, so a crash anywhere resumes from the last written state and
+two workers never act on one job. `tick()` runs one round and waits for it (tests use it);
+`run()` keeps claiming as capacity frees up, so one slow call never holds up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.aiart import AiartClient
+from bot.aiart.errors import AiartError, BadRequest, NoCredits, RateLimited, Unauthorized
+from bot.aiart.client import RetryPolicy
+from bot.aiart.models import TaskState
+from bot.images import ImageRejected, PreparedImage, prepare
+from bot.jobs.handoff import ImageHandoff
+from bot.jobs.notifier import DeliveryError, Failure, FailureKind, InputUnavailable, Notifier
+from bot.jobs.polling import PollSchedule
+from bot.jobs.results import ResultFetcher, ResultUnavailable
+from bot.operations.catalogue import ArgumentError, InputImage, Operation
+from bot.store import JobRecord, JobRepository, JobState
+
+log = logging.getLogger(__name__)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Tuning of the worker; the defaults suit one process on a small machine."""
+
+    owner: str
+    service_concurrency: int = 5
+    chat_concurrency: int = 8
+    batch: int = 64
+    submit_lease: timedelta = timedelta(minutes=3)
+    poll_lease: timedelta = timedelta(seconds=90)
+    deliver_lease: timedelta = timedelta(minutes=3)
+    max_submit_attempts: int = 4
+    #: after the deadline, delivery of a finished result is still tried this long
+    delivery_grace: timedelta = timedelta(minutes=10)
+    idle_sleep: float = 1.0
+    #: retries of one status check inside a poll (the poll itself is rescheduled after that)
+    poll_retry: RetryPolicy = RetryPolicy(attempts=2, base_delay=0.5, max_delay=5.0)
+
+
+SUBMIT_STATES = (JobState.QUEUED, JobState.SUBMITTING)
+POLL_STATES = (JobState.RUNNING,)
+DELIVER_STATES = (JobState.COMPLETED,)
+
+
+class Worker:
+    """Drives jobs through their states against the service and the chat."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], client: AiartClient, notifier: Notifier,
+                 operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
+                 config: WorkerConfig, schedule: PollSchedule | None = None,
+                 clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None) -> None:
+        self._sessions = sessions
+        self._client = client
+        self._notifier = notifier
+        self._operations = operations
+        self._handoff = handoff
+        self._fetcher = fetcher
+        self.config = config
+        self.schedule = schedule or PollSchedule()
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._service_slots = asyncio.Semaphore(config.service_concurrency)
+        self._chat_slots = asyncio.Semaphore(config.chat_concurrency)
+        self._wake = asyncio.Event()
+        self._inflight: set[asyncio.Task[None]] = set()
+
+    # ---- loop -------------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Look for work now (called when a job was just queued)."""
+        self._wake.set()
+
+    async def tick(self) -> int:
+        """Claim every due job (up to a batch per phase), take each one step, and wait for them all."""
+        steps = await self._claim_steps(self.config.batch)
+        await asyncio.gather(*(step() for step in steps))
+        return len(steps)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work until `stop` is set, then let in-flight steps finish and release what was claimed."""
+        await self._release_own_leases()
+        capacity = self.config.batch
+        while not stop.is_set():
+            free = capacity - len(self._inflight)
+            claimed = 0
+            if free > 0:
+                try:
+                    steps = await self._claim_steps(free)
+                except Exception:  # a database hiccup must not end the loop
+                    log.exception("claiming jobs failed; retrying shortly")
+                    steps = []
+                claimed = len(steps)
+                for step in steps:
+                    task = asyncio.create_task(step())
+                    self._inflight.add(task)
+                    task.add_done_callback(self._step_done)
+            if claimed and len(self._inflight) < capacity:
+                continue  # there may be more due work
+            await self._idle(stop)
+        await self.drain()
+
+    async def drain(self, timeout: float = 20.0) -> None:
+        """Wait (bounded) for in-flight steps, then release this worker's leases."""
+        if self._inflight:
+            done, pending = await asyncio.wait(set(self._inflight), timeout=timeout)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        await self._release_own_leases()
+
+    def _step_done(self, task: asyncio.Task[None]) -> None:
+        self._inflight.discard(task)
+        self._wake.set()  # capacity freed: look for more work
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        """Sleep until woken, stopped, or the next job falls due (at most idle_sleep)."""
+        delay = self.config.idle_sleep
+        if len(self._inflight) < self.config.batch:
+            due = await self._next_due()
+            if due is not None:
+                delay = min(delay, max(0.0, (due - self._clock()).total_seconds()))
+        waiters = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        self._wake.clear()
+
+    async def _next_due(self) -> datetime | None:
+        async with self._sessions() as session:
+            return await JobRepository(session).next_due_at((*SUBMIT_STATES, *POLL_STATES, *DELIVER_STATES))
+
+    async def _release_own_leases(self) -> None:
+        async with self._sessions() as session, session.begin():
+            released = await JobRepository(session).release_all(owner=self.config.owner)
+        if released:
+            log.info("released %d job lease(s) held by %s", released, self.config.owner)
+
+    async def _claim_steps(self, limit: int) -> list[Callable[[], Awaitable[None]]]:
+        """Claim due jobs, finishing work first (deliveries, then polls, then new submissions)."""
+        steps: list[Callable[[], Awaitable[None]]] = []
+        phases = ((DELIVER_STATES, self.config.deliver_lease, self._deliver_step),
+                  (POLL_STATES, self.config.poll_lease, self._poll_step),
+                  (SUBMIT_STATES, self.config.submit_lease, self._submit_step))
+        now = self._clock()
+        async with self._sessions() as session, session.begin():
+            repository = JobRepository(session)
+            for states, lease, step in phases:
+                if len(steps) >= limit:
+                    break
+                jobs = await repository.claim(states, owner=self.config.owner, now=now, lease_for=lease,
+                                              limit=limit - len(steps))
+                steps.extend(self._guarded(step, job) for job in jobs)
+        return steps
+
+    def _guarded(self, step: Callable[[JobRecord], Awaitable[None]], job: JobRecord) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            try:
+                await step(job)
+            except Exception:
+                # the lease runs out and the job is picked up again; a bug must not kill the worker
+                log.exception("job %s: unexpected error in %s", job.id, step.__name__)
+        return run
+
+    # ---- state changes ---------------------------------------------------------------------------
+
+    async def _update(self, job: JobRecord, **changes: object) -> JobRecord | None:
+        """Write changes if this worker still holds the job's lease (None when it was lost or cancelled)."""
+        async with self._sessions() as session, session.begin():
+            updated = await JobRepository(session).update(job.id, owner=self.config.owner, **changes)
+        if updated is None:
+            log.info("job %s: lease lost (cancelled or taken over); dropping this step", job.id)
+        return updated
+
+    async def _reschedule(self, job: JobRecord, delay: float, **changes: object) -> None:
+        when = self._clock() + timedelta(seconds=delay)
+        await self._update(job, next_check_at=when, lease_owner=None, lease_until=None, **changes)
+
+    async def _finish_failed(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
+        """Tell the user, then record the final state (telling first: a crash may repeat the message, never lose it)."""
+        state = JobState.EXPIRED if failure.kind is FailureKind.EXPIRED else JobState.FAILED
+        current = await self._current(job)
+        if current is None:
+            return
+        try:
+            await self._notifier.report_failure(job, operation, failure)
+        except DeliveryError as error:
+            log.warning("job %s: could not tell the user about the failure: %s", job.id, error.reason)
+        detail = f"{failure.kind}: {failure.detail}" if failure.detail else str(failure.kind)
+        await self._update(job, state=state, error=detail[:1000], finished_at=self._clock(),
+                           lease_owner=None, lease_until=None)
+        log.info("job %s: %s (%s)", job.id, state, failure.kind)
+
+    async def _current(self, job: JobRecord) -> JobRecord | None:
+        """The job as stored now, if this worker still holds it in the same state."""
+        async with self._sessions() as session:
+            current = await JobRepository(session).get(job.id)
+        if current is None or current.lease_owner != self.config.owner or current.state != job.state:
+            return None
+        return current
+
+    # ---- submit ----------------------------------------------------------------------------------
+
+    async def _submit_step(self, job: JobRecord) -> None:
+        operation = self._operations.get(job.operation)
+        if operation is None:
+            await self._finish_failed(job, None, Failure(FailureKind.BAD_INPUT, "this operation is no longer offered"))
+            return
+        now = self._clock()
+        if now >= job.deadline_at:
+            await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
+            return
+        if job.attempts >= self.config.max_submit_attempts:
+            await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE, "too many attempts"))
+            return
+        # counted before the risky part, so an input that crashes the process cannot loop forever
+        job = await self._update(job, state=JobState.SUBMITTING, attempts=job.attempts + 1)
+        if job is None:
+            return
+        try:
+            images = [await self._prepare_input(operation, file_id) for file_id in job.inputs]
+            refs = [InputImage(await self._handoff.reference(image, accepts_base64=operation.accepts_base64),
+                               image.width, image.height) for image in images]
+            request = operation.build(job.args, refs)
+            async with self._service_slots:
+                task_id = await self._client.submit(request)
+        except ImageRejected as error:
+            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
+        except InputUnavailable as error:
+            if error.permanent:
+                await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
+            else:
+                await self._retry_submit(job, operation, None, error.reason)
+        except ArgumentError as error:
+            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, str(error)))
+        except ValueError as error:  # a request that its own checks refused
+            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, str(error)))
+        except NoCredits:
+            log.error("the service account has no credits left")
+            await self._finish_failed(job, operation, Failure(FailureKind.NO_CREDITS))
+        except Unauthorized:
+            log.error("the service refused the API key (HTTP 401); check AIART_API_KEY")
+            await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE))
+        except BadRequest as error:
+            await self._finish_failed(job, operation, Failure(FailureKind.REJECTED, error.message))
+        except AiartError as error:
+            retry_after = error.retry_after if isinstance(error, RateLimited) else None
+            await self._retry_submit(job, operation, retry_after, repr(error))
+        else:
+            now = self._clock()
+            first = self.schedule.first_delay(operation.name, operation.typical_seconds)
+            await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now,
+                               next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
+                               lease_owner=None, lease_until=None)
+            log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
+
+    async def _retry_submit(self, job: JobRecord, operation: Operation, retry_after: float | None, why: str) -> None:
+        if job.attempts >= self.config.max_submit_attempts:
+            await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE))
+            return
+        delay = PollSchedule.backoff(job.attempts, retry_after=retry_after, rng=self._rng)
+        log.warning("job %s: submission failed (%s); trying again in %.1fs", job.id, why, delay)
+        await self._reschedule(job, delay, state=JobState.QUEUED)
+
+    async def _prepare_input(self, operation: Operation, file_id: str) -> PreparedImage:
+        async with self._chat_slots:
+            data = await self._notifier.fetch_input(file_id)
+        # Pillow work off the event loop, so polling and delivery of other jobs go on meanwhile
+        return await asyncio.to_thread(prepare, data, operation.limits)
+
+    # ---- poll ------------------------------------------------------------------------------------
+
+    async def _poll_step(self, job: JobRecord) -> None:
+        operation = self._operations.get(job.operation)
+        now = self._clock()
+        try:
+            async with self._service_slots:
+                task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
+        except BadRequest as error:
+            await self._finish_failed(job, operation, Failure(FailureKind.SERVICE_FAILED, error.message))
+            return
+        except AiartError as error:
+            if now >= job.deadline_at:
+                await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
+                return
+            retry_after = error.retry_after if isinstance(error, RateLimited) else None
+            delay = PollSchedule.backoff(2, retry_after=retry_after, rng=self._rng)
+            log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
+            await self._reschedule(job, delay)
+            return
+        now = self._clock()
+        age = (now - (job.submitted_at or job.created_at)).total_seconds()
+        if task.state is TaskState.COMPLETED:
+            self.schedule.record(job.operation, age)
+            job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
+                                     next_check_at=now)
+            if job is not None:
+                await self._deliver_step(job)
+        elif task.state is TaskState.FAILED:
+            kind = FailureKind.CONTENT if task.nsfw else FailureKind.SERVICE_FAILED
+            await self._finish_failed(job, operation, Failure(kind, task.reason))
+        elif now >= job.deadline_at:
+            await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
+        else:
+            delay = self.schedule.next_delay(job.operation, age)
+            next_check = min(now + timedelta(seconds=delay), job.deadline_at)
+            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None)
+
+    # ---- deliver ---------------------------------------------------------------------------------
+
+    async def _deliver_step(self, job: JobRecord) -> None:
+        operation = self._operations.get(job.operation)
+        if operation is None:
+            await self._finish_failed(job, None, Failure(FailureKind.DELIVERY, "this operation is no longer offered"))
+            return
+        now = self._clock()
+        if now >= job.deadline_at + self.config.delivery_grace:
+            await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, "the result could not be sent in time"))
+            return
+        try:
+            files = [await self._fetcher.fetch(url, name=f"{operation.name}-{job.id}-{index}")
+                     for index, url in enumerate(job.result_urls, start=1)]
+        except ResultUnavailable as error:
+            if error.permanent:
+                await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, error.reason))
+            else:
+                await self._reschedule(job, PollSchedule.backoff(2, rng=self._rng))
+            return
+        # a /cancel may have come while we downloaded: its results must never be sent
+        if await self._current(job) is None:
+            return
+        try:
+            async with self._chat_slots:
+                sent = await self._notifier.deliver(job, operation, files)
+        except DeliveryError as error:
+            if error.retry_after is not None:
+                await self._reschedule(job, error.retry_after)
+            else:
+                log.warning("job %s: delivery refused: %s", job.id, error.reason)
+                await self._update(job, state=JobState.FAILED, error=f"delivery: {error.reason}"[:1000],
+                                   finished_at=self._clock(), lease_owner=None, lease_until=None)
+            return
+        await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent, finished_at=self._clock(),
+                           lease_owner=None, lease_until=None)
+        log.info("job %s: delivered %d file(s)", job.id, len(files))
+

@@ -1,0 +1,278 @@
+"""One entry per operation: its command, how its arguments parse, its input rules and its request."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bot.aiart import models as api
+from bot.images import DEFAULT_LIMITS, RETOUCH_LIMITS, ImageLimits
+from bot.operations.styles import StyleCatalogue
+
+Args = dict[str, Any]
+
+#: results larger than this on a side are not asked for (the service bounds upscales by max width/height)
+UPSCALE_MAX_SIDE = 8192
+
+
+class ArgumentError(ValueError):
+    """Arguments a user typed that cannot be used; the message says what to type instead."""
+
+
+class StyleMissing(ArgumentError):
+    """No style was typed: the bot offers a keyboard of styles instead of failing."""
+
+
+class ResultKind(enum.StrEnum):
+    """How results are delivered."""
+
+    PHOTO = "photo"                # a photo, or a document when too large for a photo
+    PNG_DOCUMENT = "png_document"  # a PNG file, keeping transparency
+    ALBUM = "album"                # several images
+
+
+@dataclass(frozen=True)
+class InputImage:
+    """An input image as handed to the service: a reference and its size after normalising."""
+
+    ref: api.ImageRef
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Everything the bot knows about one operation."""
+
+    name: str
+    title: str
+    summary: str
+    usage: str
+    images: int
+    parse: Callable[[str], Args]
+    build: Callable[[Args, Sequence[InputImage]], api.Request]
+    describe: Callable[[Args], str]
+    limits: ImageLimits = DEFAULT_LIMITS
+    result: ResultKind = ResultKind.PHOTO
+    style_group: str | None = None
+    in_menu: bool = True
+    image_names: tuple[str, ...] = ("photo",)
+    #: a typical task duration, used to place the first status check before any are measured
+    typical_seconds: float = 10.0
+    #: how many result images a job makes (each costs one service token)
+    outputs: Callable[[Args], int] = field(default=lambda args: 1)
+
+    @property
+    def accepts_base64(self) -> bool:
+        """Whether the service takes this operation's images as BASE64 (else they go by URL)."""
+        return self.request_type.accepts_base64
+
+    @property
+    def request_type(self) -> type[api.Request]:
+        return _REQUEST_TYPES[self.name]
+
+
+def _no_args(text: str) -> Args:
+    return {}
+
+
+_FACTOR = re.compile(r"^[x×]?\s*(\d+(?:\.0)?)\s*[x×]?$", re.IGNORECASE)
+
+
+def _parse_upscale(text: str) -> Args:
+    text = text.strip()
+    if not text:
+        return {"factor": 2}
+    match = _FACTOR.match(text)
+    factor = int(float(match.group(1))) if match else None
+    if factor not in (2, 4):
+        raise ArgumentError("The upscale factor must be 2 or 4, for example /upscale 2")
+    return {"factor": factor}
+
+
+def _build_upscale(args: Args, images: Sequence[InputImage]) -> api.Request:
+    image = images[0]
+    factor = args["factor"]
+    return api.UpscaleRequest(image=image.ref, factor=factor,
+                              max_width=min(image.width * factor, UPSCALE_MAX_SIDE),
+                              max_height=min(image.height * factor, UPSCALE_MAX_SIDE))
+
+
+_REMOVE_BG_ACTIONS = {"auto": "auto", "body": "SegmentBody", "person": "SegmentBody",
+                      "object": "SegmentCommonImage", "thing": "SegmentCommonImage"}
+
+
+def _parse_removebg(text: str) -> Args:
+    word = text.strip().lower()
+    if not word:
+        return {"mode": "auto"}
+    if word not in _REMOVE_BG_ACTIONS:
+        raise ArgumentError("Choose auto, body or object, for example /removebg body")
+    return {"mode": word}
+
+
+def _parse_expand(text: str) -> Args:
+    parts = text.replace(",", " ").split()
+    usage = ("Give the padding in pixels as /expand <left> <top> <right> <bottom>, "
+             "for example /expand 100 0 100 0, or one number for every side")
+    if len(parts) not in (1, 4) or not all(re.fullmatch(r"\d{1,6}", part) for part in parts):
+        raise ArgumentError(usage)
+    sides = [int(part) for part in parts] * (4 if len(parts) == 1 else 1)
+    if any(side > api.MAX_PADDING for side in sides):
+        raise ArgumentError(f"Padding can be at most {api.MAX_PADDING} pixels a side.")
+    if not any(sides):
+        raise ArgumentError("At least one side needs some padding, for example /expand 100 0 100 0")
+    return dict(zip(("left", "top", "right", "bottom"), sides, strict=True))
+
+
+def _check_prompt(prompt: str, *, example: str) -> str:
+    prompt = " ".join(prompt.split())
+    if not prompt:
+        raise ArgumentError(f"Describe what you want, for example {example}")
+    if len(prompt) > api.MAX_PROMPT_CHARS:
+        raise ArgumentError(f"That description is {len(prompt)} characters long; "
+                            f"please keep it under {api.MAX_PROMPT_CHARS}.")
+    return prompt
+
+
+@dataclass(frozen=True)
+class _Catalogued:
+    """Parsers and builders that need the style catalogue."""
+
+    styles: StyleCatalogue
+
+    def parse_imagine(self, text: str) -> Args:
+        words = text.split()
+        style = size = None
+        # leading words may name a style and a size: "/imagine anime 16:9 a cat on a roof"
+        while words and (style is None or size is None):
+            word = words[0].lower()
+            if style is None and self.styles.imagine.get(word):
+                style = word
+            elif size is None and word in self.styles.imagine_sizes:
+                size = word
+            else:
+                break
+            words.pop(0)
+        prompt = _check_prompt(" ".join(words), example="/imagine a lighthouse at dawn")
+        args = {"prompt": prompt, "size": size or self.styles.imagine_default_size}
+        if style is None:
+            raise StyleMissing(_pick("imagine"))
+        args["style"] = style
+        return args
+
+    def build_imagine(self, args: Args, images: Sequence[InputImage]) -> api.Request:
+        style = self.styles.imagine.get(args["style"])
+        return api.Text2ImgRequest(content=args["prompt"], template_id=style.template_id, size_id=args["size"])
+
+    def parse_art(self, text: str) -> Args:
+        words = text.split()
+        if not words:
+            raise StyleMissing(_pick("art"))
+        style = self.styles.art.get(words[0])
+        if style is None:
+            raise ArgumentError(f"I don't know the style {words[0][:32]!r}. "
+                                f"Styles: {', '.join(self.styles.art.names())}")
+        prompt = " ".join(words[1:])
+        if len(prompt) > api.MAX_PROMPT_CHARS:
+            raise ArgumentError(f"Please keep the description under {api.MAX_PROMPT_CHARS} characters.")
+        return {"style": style.key, "prompt": prompt}
+
+    def build_art(self, args: Args, images: Sequence[InputImage]) -> api.Request:
+        style = self.styles.art.get(args["style"])
+        return api.Img2ImgRequest(image=images[0].ref, template_id=style.template_id, content=args.get("prompt", ""))
+
+    def parse_headshot(self, text: str) -> Args:
+        words = text.split()
+        if not words:
+            raise StyleMissing(_pick("headshot"))
+        style = self.styles.headshot.get(words[0])
+        if style is None:
+            raise ArgumentError(f"I don't know the headshot style {words[0][:32]!r}. "
+                                f"Styles: {', '.join(self.styles.headshot.names())}")
+        count = self.styles.headshot_default_count
+        most = self.styles.headshot_max_count
+        if len(words) > 2 or (len(words) == 2 and not re.fullmatch(r"\d{1,3}", words[1])):
+            raise ArgumentError(f"Use /headshot <style> [count], for example /headshot {style.key} 2")
+        if len(words) == 2:
+            count = int(words[1])
+            if not 1 <= count <= most:
+                raise ArgumentError(f"The count must be between 1 and {most}.")
+        return {"style": style.key, "count": count}
+
+    def build_headshot(self, args: Args, images: Sequence[InputImage]) -> api.Request:
+        style = self.styles.headshot.get(args["style"])
+        return api.HeadshotRequest(image=images[0].ref,
+                                   templates=(api.HeadshotTemplate(style.template_id, args["count"]),))
+
+
+def _pick(group: str) -> str:
+    return f"Pick a {group} style below."
+
+
+def _parse_replace(text: str) -> Args:
+    return {"prompt": _check_prompt(text, example="/replace a red umbrella")}
+
+
+def _style_caption(title: str) -> Callable[[Args], str]:
+    return lambda args: f"{title}: {args['style']}" + (f" — {args['prompt'][:200]}" if args.get("prompt") else "")
+
+
+def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
+    """All operations, keyed by command name, in the order menus show them."""
+    c = _Catalogued(styles)
+    operations = [
+        Operation("upscale", "Upscale", "Enlarge a photo 2× or 4×", "/upscale [2|4]", 1,
+                  _parse_upscale, _build_upscale, lambda a: f"Upscale ×{a['factor']}",
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8),
+        Operation("retouch", "Skin retouch", "Smooth skin in a portrait", "/retouch", 1,
+                  _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: "Skin retouch",
+                  limits=RETOUCH_LIMITS, typical_seconds=8),
+        Operation("imagine", "Imagine", "Draw a picture from a description", "/imagine [style] [size] <description>",
+                  0, c.parse_imagine, c.build_imagine,
+                  lambda a: f"Imagine ({a['style']}, {a['size']}): {a['prompt'][:300]}",
+                  style_group="imagine", in_menu=False, image_names=(), typical_seconds=15),
+        Operation("art", "Art effect", "Repaint a photo in an art style", "/art <style> [description]", 1,
+                  c.parse_art, c.build_art, _style_caption("Art"),
+                  limits=replace(DEFAULT_LIMITS, max_side=1536), style_group="art", typical_seconds=15),
+        Operation("removebg", "Remove background", "Cut out the subject (transparent PNG)",
+                  "/removebg [auto|body|object]", 1, _parse_removebg,
+                  lambda a, i: api.RemoveBackgroundRequest(image=i[0].ref, action=_REMOVE_BG_ACTIONS[a["mode"]]),
+                  lambda a: "Background removed" + ("" if a["mode"] == "auto" else f" ({a['mode']})"),
+                  limits=replace(DEFAULT_LIMITS, max_side=4096), result=ResultKind.PNG_DOCUMENT, typical_seconds=6),
+        Operation("headshot", "Headshot", "Make headshots in a style", "/headshot <style> [count]", 1,
+                  c.parse_headshot, c.build_headshot, lambda a: f"Headshot: {a['style']} ×{a['count']}",
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
+                  style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"]),
+        Operation("colorize", "Colorize", "Add colour to a black-and-white photo", "/colorize", 1,
+                  _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: "Colorized",
+                  limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8),
+        Operation("restore", "Restore", "Repair an old or damaged photo", "/restore", 1,
+                  _no_args, lambda a, i: api.RestoreRequest(image=i[0].ref), lambda a: "Restored",
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10),
+        Operation("faceswap", "Face swap", "Put a face into another photo", "/faceswap", 2,
+                  _no_args, lambda a, i: api.FaceSwapRequest(image=i[0].ref, template_image=i[1].ref),
+                  lambda a: "Face swap", limits=replace(DEFAULT_LIMITS, max_side=2048),
+                  image_names=("face photo", "template photo"), typical_seconds=10),
+        Operation("expand", "Expand", "Extend a photo beyond its edges", "/expand <left> <top> <right> <bottom>", 1,
+                  _parse_expand, lambda a, i: api.ExpandRequest(image=i[0].ref, **a),
+                  lambda a: "Expanded by {left}/{top}/{right}/{bottom} px".format(**a),
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12),
+        Operation("replace", "Replace", "Paint something where a mask is white", "/replace <what to paint>", 2,
+                  _parse_replace,
+                  lambda a, i: api.ReplaceRequest(image=i[0].ref, mask=i[1].ref, content=a["prompt"]),
+                  lambda a: f"Replace: {a['prompt'][:300]}", limits=replace(DEFAULT_LIMITS, max_side=2048),
+                  in_menu=False, image_names=("photo", "mask"), typical_seconds=15),
+    ]
+    return {operation.name: operation for operation in operations}
+
+
+_REQUEST_TYPES: dict[str, type[api.Request]] = {
+    "upscale": api.UpscaleRequest, "retouch": api.RetouchRequest, "imagine": api.Text2ImgRequest,
+    "art": api.Img2ImgRequest, "removebg": api.RemoveBackgroundRequest, "headshot": api.HeadshotRequest,
+    "colorize": api.ColorizeRequest, "restore": api.RestoreRequest, "faceswap": api.FaceSwapRequest,
+    "expand": api.ExpandRequest, "replace": api.ReplaceRequest,
+}

@@ -1,0 +1,120 @@
+"""Wiring the parts together for a run: the service (or the embedded sandbox), the store, Telegram, the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+
+import httpx
+
+from bot.aiart import AiartClient
+from bot.config import Settings
+from bot.jobs.handoff import ImageHandoff
+from bot.jobs.results import ResultFetcher
+from bot.jobs.service import JobService, Quotas
+from bot.jobs.worker import Worker, WorkerConfig
+from bot.operations.catalogue import build_catalogue
+from bot.operations.styles import load_catalogue
+from bot.sandbox import Sandbox, SandboxConfig
+from bot.store import create_engine, migrate, session_factory
+from bot.tg.app import ALLOWED_UPDATES, announce_commands, build_application, notifier_for
+from bot.tg.context import Access, Deps
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServiceConnection:
+    """A client for the image service and the HTTP client under it (shared for result downloads)."""
+
+    client: AiartClient
+    http: httpx.AsyncClient
+    sandbox: Sandbox | None
+
+
+@contextlib.asynccontextmanager
+async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection]:
+    """The configured service, or an embedded sandbox on a loopback port when no API key is set."""
+    sandbox = None
+    if settings.uses_sandbox:
+        key = secrets.token_urlsafe(24)
+        sandbox = Sandbox(SandboxConfig(api_key=key, task_seconds=settings.sandbox_task_seconds,
+                                        credits=settings.sandbox_credits))
+        base_url = await sandbox.start("127.0.0.1", 0)
+        static_url = sandbox.static_url
+        log.info("no AIART_API_KEY set: using the embedded sandbox at %s", base_url)
+    else:
+        key = settings.aiart_api_key.get_secret_value()
+        base_url, static_url = settings.aiart_base_url, settings.aiart_static_url
+    try:
+        timeout = httpx.Timeout(30.0, connect=10.0)
+        limits = httpx.Limits(max_connections=max(10, settings.service_concurrency * 2))
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=True) as http:
+            client = AiartClient(http, base_url=base_url, api_key=key, static_url=static_url)
+            yield ServiceConnection(client, http, sandbox)
+    finally:
+        if sandbox is not None:
+            await sandbox.stop()
+
+
+def worker_id(settings: Settings) -> str:
+    """A name for this process's leases that survives a restart, so it can reclaim its own at start-up."""
+    return settings.worker_id or socket.gethostname()
+
+
+async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Run the bot with long polling until `stop` is set (or SIGINT/SIGTERM), then shut down cleanly."""
+    if settings.telegram_bot_token is None:
+        raise SystemExit("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in .env")
+    stop = stop or _stop_on_signals()
+    await migrate(settings.database_url)
+    engine = create_engine(settings.database_url)
+    sessions = session_factory(engine)
+    styles = load_catalogue(settings.styles_file)
+    catalogue = build_catalogue(styles)
+    worker: Worker | None = None
+    try:
+        async with connect_service(settings) as service:
+            jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
+                              quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
+                              on_enqueued=lambda: worker.wake() if worker else None)
+            deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
+                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
+            application = build_application(settings.telegram_bot_token.get_secret_value(),
+                                            settings.telegram_api_url, deps)
+            worker = Worker(sessions, service.client, notifier_for(application), catalogue,
+                            handoff=ImageHandoff(service.client), fetcher=ResultFetcher(service.http),
+                            config=WorkerConfig(owner=worker_id(settings),
+                                                service_concurrency=settings.service_concurrency))
+            async with application:
+                await announce_commands(application)
+                await application.start()
+                await application.updater.start_polling(allowed_updates=ALLOWED_UPDATES)
+                worker_stop = asyncio.Event()
+                worker_task = asyncio.create_task(worker.run(worker_stop))
+                log.info("bot @%s is running", application.bot.username)
+                await stop.wait()
+                log.info("stopping: no new updates; finishing in-flight work")
+                await application.updater.stop()
+                await application.stop()
+                worker_stop.set()
+                await worker_task
+    finally:
+        await engine.dispose()
+    log.info("stopped cleanly")
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop

@@ -1,0 +1,61 @@
+"""Settings of the embedded sandbox: timing, credits, rate limit, size caps and fault injection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "drop", "malformed")
+
+
+@dataclass
+class FaultConfig:
+    """Which faults the sandbox injects into /v1 requests, and how often (off by default)."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    timeout_seconds: float = 30.0
+    fail_task_rate: float = 0.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError("fault rate must be between 0 and 1")
+        if not 0.0 <= self.fail_task_rate <= 1.0:
+            raise ValueError("fail_task_rate must be between 0 and 1")
+        if self.timeout_seconds < 0:
+            raise ValueError("timeout_seconds must not be negative")
+        unknown = [kind for kind in self.kinds if kind not in FAULT_KINDS]
+        if unknown or (self.rate > 0 and not self.kinds):
+            raise ValueError(f"fault kinds must be a non-empty selection of {', '.join(FAULT_KINDS)}")
+
+
+@dataclass
+class SandboxConfig:
+    """How the sandbox behaves; the defaults model a healthy service with slow-ish tasks."""
+
+    api_key: str = field(default="sandbox-key", repr=False)
+    task_seconds: float = 3.0
+    #: (operation, task_id) -> seconds a task stays at status 0; overrides task_seconds when set
+    task_duration: Callable[[str, str], float] | None = None
+    credits: int = 1000
+    #: None turns rate limiting off; otherwise a token bucket with burst max(1, rate)
+    rate_limit_per_s: float | None = None
+    max_image_bytes: int = 25 * 1024 * 1024
+    faults: FaultConfig = field(default_factory=FaultConfig)
+
+    def __post_init__(self) -> None:
+        if not self.api_key:
+            raise ValueError("api_key must not be empty")
+        if self.task_seconds < 0:
+            raise ValueError("task_seconds must not be negative")
+        if self.rate_limit_per_s is not None and self.rate_limit_per_s <= 0:
+            raise ValueError("rate_limit_per_s must be positive (or None for no limit)")
+        if self.max_image_bytes <= 0:
+            raise ValueError("max_image_bytes must be positive")
+
+    def duration_of(self, operation: str, task_id: str) -> float:
+        """Seconds the task stays in progress before it finishes."""
+        if self.task_duration is not None:
+            return max(0.0, float(self.task_duration(operation, task_id)))
+        return self.task_seconds

@@ -1,0 +1,199 @@
+"""What the sandbox remembers: received requests, tasks, credits, result files and uploads."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+RECORDED_BODY_LIMIT = 64 * 1024
+#: requests kept in `received`; a long-running sandbox forgets the oldest beyond this
+RECEIVED_LIMIT = 10_000
+#: bytes of result and upload files kept in memory before the oldest are forgotten
+FILE_STORE_LIMIT = 512 * 1024 * 1024
+BUSINESS_ID = "sandbox-business"
+
+CONTENT_TYPES = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp"}
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, the scale of createTime and updateTime."""
+    return int(time.time() * 1000)
+
+
+def new_task_id() -> str:
+    """A task id in the service's format: 32 lowercase hex characters."""
+    return secrets.token_hex(16)
+
+
+class HeaderDict(dict[str, str]):
+    """Request headers keyed by lower-case name; lookups ignore case."""
+
+    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__((name.lower(), value) for name, value in items)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and super().__contains__(name.lower())
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return super().get(name.lower(), default)
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One request as the sandbox received it (headers and body stay out of the repr)."""
+
+    method: str
+    path: str
+    query_string: str
+    headers: HeaderDict = field(repr=False)
+    body: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class AvatarGroup:
+    """The headshot files made for one template."""
+
+    template_id: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a task reports once its time is up: result files, or why it failed."""
+
+    files: tuple[str, ...] = ()
+    avatar_groups: tuple[AvatarGroup, ...] = ()
+    failure: str | None = None
+    nsfw: bool = False
+
+    @property
+    def image_count(self) -> int:
+        """Output images, which is what a successful task costs in tokens."""
+        return len(self.files) + sum(len(group.files) for group in self.avatar_groups)
+
+
+@dataclass
+class SandboxTask:
+    """One task: status 0 until due_at has passed and its outcome is ready, then 1 or 2."""
+
+    task_id: str
+    operation: str
+    created_at: float
+    due_at: float
+    created_ms: int = field(default_factory=now_ms)
+    updated_ms: int = 0
+    status: int = 0
+    outcome: Outcome | None = None
+    result_files: list[str] = field(default_factory=list)
+    result_urls: list[str] = field(default_factory=list)
+    reason: str | None = None
+    nsfw: bool = False
+    polls: int = 0
+    completed_at: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.updated_ms:
+            self.updated_ms = self.created_ms
+
+    @property
+    def type(self) -> str:
+        """The task type the query reports ("avatar" for headshots, else the operation)."""
+        return self.operation
+
+    @property
+    def is_headshot(self) -> bool:
+        """Whether results come in avatarResult rather than resultUrl."""
+        return self.operation == "avatar"
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """Bytes served over HTTP with their content type."""
+
+    data: bytes
+    content_type: str
+
+
+class FileStore:
+    """Named files in memory; the oldest are dropped once the total passes a byte limit."""
+
+    def __init__(self, limit_bytes: int = FILE_STORE_LIMIT) -> None:
+        self._files: OrderedDict[str, StoredFile] = OrderedDict()
+        self._limit = limit_bytes
+        self._total = 0
+
+    def put(self, name: str, data: bytes, content_type: str) -> None:
+        """Store a file under name, replacing any file of that name."""
+        old = self._files.pop(name, None)
+        if old is not None:
+            self._total -= len(old.data)
+        self._files[name] = StoredFile(data, content_type)
+        self._total += len(data)
+        while self._total > self._limit and len(self._files) > 1:
+            _, dropped = self._files.popitem(last=False)
+            self._total -= len(dropped.data)
+
+    def add(self, data: bytes, suffix: str) -> str:
+        """Store a file under a fresh random name ending in suffix; return the name."""
+        name = f"{secrets.token_hex(16)}.{suffix}"
+        self.put(name, data, CONTENT_TYPES.get(suffix, "application/octet-stream"))
+        return name
+
+    def get(self, name: str) -> StoredFile | None:
+        """The file stored under name, if it is still kept."""
+        return self._files.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._files
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+class UploadSlots:
+    """Single-use upload tokens, each bound to the file name its bytes will be served under."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, str] = {}
+
+    def open(self, suffix: str) -> tuple[str, str]:
+        """A new (token, file name) pair."""
+        token = secrets.token_urlsafe(24)
+        name = f"{secrets.token_hex(16)}.{suffix}"
+        self._pending[token] = name
+        return token, name
+
+    def claim(self, token: str) -> str | None:
+        """The file name of an open token, closing it; None for an unknown or used token."""
+        return self._pending.pop(token, None)
+
+
+@dataclass
+class SandboxState:
+    """Everything the sandbox's routes read and change."""
+
+    credits_total: int
+    credits_remaining: int
+    received: list[ReceivedRequest] = field(default_factory=list)
+    tasks: dict[str, SandboxTask] = field(default_factory=dict)
+    results: FileStore = field(default_factory=FileStore)
+    uploads: FileStore = field(default_factory=FileStore)
+    upload_slots: UploadSlots = field(default_factory=UploadSlots)
+    faults_injected: Counter[str] = field(default_factory=Counter)
+
+    def remember(self, request: ReceivedRequest) -> None:
+        """Record a received request, forgetting the oldest ones past RECEIVED_LIMIT."""
+        self.received.append(request)
+        if len(self.received) > RECEIVED_LIMIT:
+            # trim in batches so a busy sandbox does not shift the list on every request
+            del self.received[: len(self.received) - RECEIVED_LIMIT + RECEIVED_LIMIT // 10]
+
+    def charge(self, tokens: int) -> None:
+        """Take tokens for a successful task; the balance never goes below zero."""
+        self.credits_remaining = max(0, self.credits_remaining - tokens)

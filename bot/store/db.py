@@ -1,0 +1,121 @@
+"""Engine, sessions and schema migrations for the job store."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+# Async drivers for the URLs operators are likely to write.
+_ASYNC_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "postgres": "postgresql+asyncpg",
+    "postgresql": "postgresql+asyncpg",
+}
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Key of the PostgreSQL advisory lock that serialises migrations ("botmigr" in ASCII).
+MIGRATION_LOCK_KEY = 0x626F746D696772
+
+
+def async_url(url: str | URL) -> URL:
+    """Parse a database URL, choosing the async driver when none is named."""
+    parsed = make_url(url)
+    return parsed.set(drivername=_ASYNC_DRIVERS.get(parsed.drivername, parsed.drivername))
+
+
+def create_engine(url: str | URL) -> AsyncEngine:
+    """Create the async engine, tuned for SQLite (one writer at a time) or PostgreSQL."""
+    parsed = async_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _create_sqlite_engine(parsed)
+    if parsed.get_backend_name() == "postgresql":
+        return create_async_engine(
+            parsed, pool_pre_ping=True, pool_size=5, max_overflow=10, pool_recycle=1800
+        )
+    return create_async_engine(parsed, pool_pre_ping=True)
+
+
+def _create_sqlite_engine(url: URL) -> AsyncEngine:
+    """SQLite with WAL, a busy timeout, foreign keys, and `BEGIN IMMEDIATE` transactions."""
+    database = url.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(url)
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Stop the driver from issuing its own (deferred) BEGIN; `_on_begin` issues ours.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            _switch_to_wal(cursor)
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # Take the write lock up front: a claim's read and its update can then never interleave
+        # with another writer's, and lock waits happen at BEGIN where busy_timeout covers them.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Put the file in WAL mode (a lasting property of the file: a no-op after the first time)."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            # While another connection switches a brand-new file, SQLite answers "locked" at once
+            # instead of calling the busy handler. Only the first connections to a new file get here,
+            # so a short blocking pause is an acceptable price.
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose records stay readable after commit."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic config for this project's migrations, optionally bound to an open connection."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+async def migrate(url: str | URL, revision: str = "head") -> None:
+    """Upgrade the database schema to `revision` (default: the newest); safe inside a running loop."""
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Replicas starting together migrate one at a time; the later ones find it done.
+                # (On SQLite, BEGIN IMMEDIATE already makes this the only writer.)
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                )
+            await connection.run_sync(
+                lambda sync_connection: command.upgrade(alembic_config(sync_connection), revision)
+            )
+    finally:
+        await engine.dispose()

@@ -1,0 +1,146 @@
+"""ORM models: the jobs, chats and users tables, portable between SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from bot.store.records import JobState
+
+# Named constraints keep Alembic's batch mode (SQLite table rebuilds) and PostgreSQL in step.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
+BigIntId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps that go in and come out timezone-aware UTC on every backend."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Refuse naive datetimes (their zone is a guess) and store UTC."""
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("naive datetime given to the store; pass a timezone-aware one")
+        value = value.astimezone(UTC)
+        # SQLite keeps text without an offset: strip it so every stored value compares as UTC.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Read naive values as UTC and convert aware ones to UTC."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class JobStateType(TypeDecorator[JobState]):
+    """A JobState stored as its plain string value (no native enum to migrate)."""
+
+    impl = String(16)
+    cache_ok = True
+
+    def process_bind_param(self, value: JobState | str | None, dialect: Dialect) -> str | None:
+        """Store the value, rejecting strings that are not a state."""
+        return None if value is None else JobState(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> JobState | None:
+        """Turn the stored string back into a JobState."""
+        return None if value is None else JobState(value)
+
+
+class Base(DeclarativeBase):
+    """Declarative base holding the shared metadata."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Job(Base):
+    """A user's request to the image service, from queued to a final state."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index(None, "state", "next_check_at"),  # claiming due work
+        Index(None, "chat_id", "state"),  # a chat's active jobs, /status and /cancel
+        Index(None, "user_id", "created_at"),  # per-user quotas
+    )
+
+    id: Mapped[int] = mapped_column(BigIntId, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int | None] = mapped_column(BigInteger)
+    chat_type: Mapped[str] = mapped_column(String(16))
+    reply_to_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    status_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    operation: Mapped[str] = mapped_column(String(64))
+    args: Mapped[dict[str, Any]] = mapped_column(JSON)
+    inputs: Mapped[list[str]] = mapped_column(JSON)
+    task_id: Mapped[str | None] = mapped_column(String(255))
+    state: Mapped[JobState] = mapped_column(JobStateType())
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_check_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    deadline_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    lease_owner: Mapped[str | None] = mapped_column(String(255))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    result_urls: Mapped[list[str]] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    sent_message_ids: Mapped[list[int]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Chat(Base):
+    """A chat the bot has seen."""
+
+    __tablename__ = "chats"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    type: Mapped[str] = mapped_column(String(16))
+    title: Mapped[str | None] = mapped_column(String(255))
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class User(Base):
+    """A user the bot has seen."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    username: Mapped[str | None] = mapped_column(String(64))
+    first_name: Mapped[str | None] = mapped_column(String(255))
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+# Core handles on the tables: the repositories work with rows, not tracked ORM objects.
+jobs_table = cast(Table, Job.__table__)
+chats_table = cast(Table, Chat.__table__)
+users_table = cast(Table, User.__table__)

@@ -1,0 +1,79 @@
+"""Plain data the store hands out and takes in: job states, new jobs and job records."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+
+class JobState(enum.StrEnum):
+    """Where a job is in its life; the last four are final."""
+
+    QUEUED = "queued"  # waiting to be submitted
+    SUBMITTING = "submitting"  # a worker is creating the service task (POST in flight)
+    RUNNING = "running"  # service task exists; polling
+    COMPLETED = "completed"  # result URLs known; waiting for delivery
+    DELIVERED = "delivered"  # final
+    FAILED = "failed"  # final
+    EXPIRED = "expired"  # final (deadline passed)
+    CANCELLED = "cancelled"  # final
+
+
+FINAL_STATES: frozenset[JobState] = frozenset(
+    {JobState.DELIVERED, JobState.FAILED, JobState.EXPIRED, JobState.CANCELLED}
+)
+ACTIVE_STATES: frozenset[JobState] = frozenset(JobState) - FINAL_STATES
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What a handler knows when it queues a job."""
+
+    chat_id: int
+    user_id: int | None
+    reply_to_message_id: int | None
+    operation: str
+    args: dict[str, Any]
+    inputs: list[str]  # Telegram file ids
+    deadline_at: datetime
+    chat_type: str = "private"
+    status_message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job row as plain data; datetimes are timezone-aware UTC."""
+
+    id: int
+    chat_id: int
+    user_id: int | None
+    chat_type: str
+    reply_to_message_id: int | None
+    status_message_id: int | None
+    operation: str
+    args: dict[str, Any]
+    inputs: list[str]
+    task_id: str | None
+    state: JobState
+    attempts: int
+    next_check_at: datetime
+    deadline_at: datetime
+    lease_owner: str | None
+    lease_until: datetime | None
+    result_urls: list[str]
+    error: str | None
+    sent_message_ids: list[int]
+    created_at: datetime
+    updated_at: datetime
+    submitted_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def is_final(self) -> bool:
+        """True once the job can no longer change state."""
+        return self.state in FINAL_STATES
+
+
+JOB_RECORD_FIELDS: frozenset[str] = frozenset(field.name for field in fields(JobRecord))

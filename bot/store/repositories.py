@@ -1,0 +1,303 @@
+"""Repositories: the store's queries, taking a session and returning plain records.
+
+None of them commits: the caller owns the transaction, so a worker step can change a job and
+release its lease atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    RowMapping,
+    Table,
+    and_,
+    case,
+    func,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import chats_table, jobs_table, users_table
+from bot.store.records import FINAL_STATES, JOB_RECORD_FIELDS, JobRecord, JobState, NewJob
+
+_UPDATABLE_FIELDS = JOB_RECORD_FIELDS - {"id"}
+
+
+def _to_record(row: RowMapping) -> JobRecord:
+    """Copy a jobs row into a JobRecord."""
+    return JobRecord(**{name: row[name] for name in JOB_RECORD_FIELDS})
+
+
+def _claimable(table: Any, states: Collection[JobState], now: datetime) -> ColumnElement[bool]:
+    """Jobs in `states` that are due and whose lease, if any, has run out."""
+    return and_(
+        table.c.state.in_(list(states)),
+        table.c.next_check_at <= now,
+        or_(table.c.lease_until.is_(None), table.c.lease_until < now),
+    )
+
+
+class JobRepository:
+    """Queries on jobs: queueing, leasing, state changes, and the counts behind quotas."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def add(self, job: NewJob, *, now: datetime) -> JobRecord:
+        """Queue a new job, due at once."""
+        statement = (
+            jobs_table.insert()
+            .values(
+                chat_id=job.chat_id,
+                user_id=job.user_id,
+                chat_type=job.chat_type,
+                reply_to_message_id=job.reply_to_message_id,
+                status_message_id=job.status_message_id,
+                operation=job.operation,
+                args=dict(job.args),
+                inputs=list(job.inputs),
+                task_id=None,
+                state=JobState.QUEUED,
+                attempts=0,
+                next_check_at=now,
+                deadline_at=job.deadline_at,
+                lease_owner=None,
+                lease_until=None,
+                result_urls=[],
+                error=None,
+                sent_message_ids=[],
+                created_at=now,
+                updated_at=now,
+                submitted_at=None,
+                finished_at=None,
+            )
+            .returning(*jobs_table.c)
+        )
+        row = (await self._session.execute(statement)).one()
+        return _to_record(row._mapping)
+
+    async def get(self, job_id: int) -> JobRecord | None:
+        """The job with this id, if there is one."""
+        row = (await self._session.execute(select(jobs_table).where(jobs_table.c.id == job_id))).first()
+        return None if row is None else _to_record(row._mapping)
+
+    async def claim(
+        self,
+        states: Collection[JobState],
+        *,
+        owner: str,
+        now: datetime,
+        lease_for: timedelta,
+        limit: int,
+    ) -> list[JobRecord]:
+        """Lease up to `limit` due jobs in `states` to `owner`, taking turns between chats."""
+        if limit <= 0 or not states:
+            return []
+        candidate = jobs_table.alias("candidate")
+        chat_rank = (
+            func.row_number()
+            .over(
+                partition_by=candidate.c.chat_id,
+                order_by=(candidate.c.next_check_at, candidate.c.id),
+            )
+            .label("chat_rank")
+        )
+        ranked = select(candidate.c.id, chat_rank).where(_claimable(candidate, states, now)).subquery()
+        # PostgreSQL forbids FOR UPDATE next to a window function, so the ranking lives in a
+        # subquery and only the outer `jobs` rows are locked. The claim conditions are repeated
+        # outside because PostgreSQL re-checks those (not the subquery's) on a row that another
+        # claimer committed after this statement's snapshot; rows still locked are skipped.
+        # SQLite ignores FOR UPDATE; its BEGIN IMMEDIATE already makes this the only writer.
+        pick = (
+            select(jobs_table.c.id)
+            .join(ranked, ranked.c.id == jobs_table.c.id)
+            .where(_claimable(jobs_table, states, now))
+            .order_by(ranked.c.chat_rank, jobs_table.c.next_check_at, jobs_table.c.id)
+            .limit(limit)
+            .with_for_update(of=jobs_table, skip_locked=True)
+        )
+        ids = list((await self._session.scalars(pick)).all())
+        if not ids:
+            return []
+        result = await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.id.in_(ids))
+            .values(lease_owner=owner, lease_until=now + lease_for)
+            .returning(*jobs_table.c)
+        )
+        claimed = {row.id: _to_record(row._mapping) for row in result}
+        return [claimed[job_id] for job_id in ids]
+
+    async def update(self, job_id: int, *, owner: str | None, **changes: Any) -> JobRecord | None:
+        """Change a job if `owner` still holds its lease (None: no check); None if it does not."""
+        unknown = set(changes) - _UPDATABLE_FIELDS
+        if unknown:
+            raise TypeError(f"cannot update job fields: {', '.join(sorted(unknown))}")
+        changes.setdefault("updated_at", datetime.now(UTC))
+        statement = update(jobs_table).where(jobs_table.c.id == job_id)
+        if owner is not None:
+            statement = statement.where(jobs_table.c.lease_owner == owner)
+        result = await self._session.execute(statement.values(**changes).returning(*jobs_table.c))
+        row = result.first()
+        return None if row is None else _to_record(row._mapping)
+
+    async def release(self, job_id: int, *, owner: str) -> None:
+        """Give up the lease on a job if `owner` holds it."""
+        await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.id == job_id, jobs_table.c.lease_owner == owner)
+            .values(lease_owner=None, lease_until=None)
+        )
+
+    async def release_all(self, *, owner: str) -> int:
+        """Give up every lease `owner` holds (graceful shutdown); returns how many."""
+        result = await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.lease_owner == owner)
+            .values(lease_owner=None, lease_until=None)
+        )
+        return cast(CursorResult[Any], result).rowcount
+
+    async def cancel_chat(self, chat_id: int, *, now: datetime) -> list[JobRecord]:
+        """Cancel every unfinished job of a chat, dropping leases; returns them, oldest first."""
+        result = await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+            .values(
+                state=JobState.CANCELLED,
+                finished_at=now,
+                updated_at=now,
+                lease_owner=None,
+                lease_until=None,
+            )
+            .returning(*jobs_table.c)
+        )
+        return sorted((_to_record(row._mapping) for row in result), key=lambda r: (r.created_at, r.id))
+
+    async def active_for_chat(self, chat_id: int) -> list[JobRecord]:
+        """A chat's unfinished jobs, oldest first."""
+        result = await self._session.execute(
+            select(jobs_table)
+            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+            .order_by(jobs_table.c.created_at, jobs_table.c.id)
+        )
+        return [_to_record(row._mapping) for row in result]
+
+    async def count_active_for_user(self, user_id: int) -> int:
+        """How many unfinished jobs a user has."""
+        return await self._count(
+            jobs_table.c.user_id == user_id, jobs_table.c.state.not_in(list(FINAL_STATES))
+        )
+
+    async def count_created_since(self, user_id: int, since: datetime) -> int:
+        """How many jobs a user has created since `since` (daily quotas)."""
+        return await self._count(jobs_table.c.user_id == user_id, jobs_table.c.created_at >= since)
+
+    async def oldest_created_since(self, user_id: int, since: datetime) -> datetime | None:
+        """When the user's oldest job created since `since` was created (when a daily quota frees up)."""
+        oldest: datetime | None = await self._session.scalar(
+            select(func.min(jobs_table.c.created_at)).where(
+                jobs_table.c.user_id == user_id, jobs_table.c.created_at >= since
+            )
+        )
+        return oldest
+
+    async def next_due_at(self, states: Collection[JobState]) -> datetime | None:
+        """When the next job in `states` can be claimed: its next check, or its lease's end if later."""
+        if not states:
+            return None
+        leased_past_check = and_(
+            jobs_table.c.lease_until.is_not(None),
+            jobs_table.c.lease_until > jobs_table.c.next_check_at,
+        )
+        # A leased job is someone's work in progress: waking before its lease ends only spins.
+        claimable_at = case((leased_past_check, jobs_table.c.lease_until), else_=jobs_table.c.next_check_at)
+        due: datetime | None = await self._session.scalar(
+            select(func.min(claimable_at)).where(jobs_table.c.state.in_(list(states)))
+        )
+        return due
+
+    async def counts_by_state(self) -> dict[JobState, int]:
+        """How many jobs are in each state (every state listed, zero included)."""
+        result = await self._session.execute(
+            select(jobs_table.c.state, func.count()).group_by(jobs_table.c.state)
+        )
+        counts = dict.fromkeys(JobState, 0)
+        counts.update({state: count for state, count in result})
+        return counts
+
+    async def _count(self, *conditions: ColumnElement[bool]) -> int:
+        """Count the jobs matching all `conditions`."""
+        total = await self._session.scalar(select(func.count()).select_from(jobs_table).where(*conditions))
+        return int(total or 0)
+
+
+async def _upsert(
+    session: AsyncSession, table: Table, values: dict[str, Any], *, keep: Collection[str]
+) -> None:
+    """Insert a row, or update it by primary key leaving the `keep` columns as they were."""
+    changed = [name for name in values if name not in keep and name != "id"]
+    dialect = (await session.connection()).dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = insert(table).values(**values)
+        await session.execute(
+            statement.on_conflict_do_update(
+                index_elements=[table.c.id],
+                set_={name: statement.excluded[name] for name in changed},
+            )
+        )
+        return
+    result = await session.execute(
+        update(table).where(table.c.id == values["id"]).values({name: values[name] for name in changed})
+    )
+    if cast(CursorResult[Any], result).rowcount == 0:
+        await session.execute(table.insert().values(**values))
+
+
+class ChatRepository:
+    """Chats the bot has seen."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def touch(self, chat_id: int, *, type: str, title: str | None, now: datetime) -> None:
+        """Record that a chat was seen now, with its current type and title."""
+        await _upsert(
+            self._session,
+            chats_table,
+            {"id": chat_id, "type": type, "title": title, "first_seen": now, "last_seen": now},
+            keep=("first_seen",),
+        )
+
+
+class UserRepository:
+    """Users the bot has seen."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def touch(
+        self, user_id: int, *, username: str | None, first_name: str | None, now: datetime
+    ) -> None:
+        """Record that a user was seen now, with their current names."""
+        await _upsert(
+            self._session,
+            users_table,
+            {
+                "id": user_id,
+                "username": username,
+                "first_name": first_name,
+                "first_seen": now,
+                "last_seen": now,
+            },
+            keep=("first_seen",),
+        )

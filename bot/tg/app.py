@@ -1,0 +1,69 @@
+"""The python-telegram-bot Application: built from settings, with every handler registered."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from telegram import BotCommand, Update
+from telegram.error import TelegramError
+from telegram.ext import (AIORateLimiter, Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler,
+                          TypeHandler, filters)
+
+from bot.operations.catalogue import Operation
+from bot.tg.context import DEPS_KEY, Deps
+from bot.tg.handlers import admin, help, jobs, messages, operations
+from bot.tg.handlers.menu import on_button
+from bot.tg.handlers.router import Router
+from bot.tg.notifier import TelegramNotifier
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST]
+
+
+def build_router(catalogue: Mapping[str, Operation]) -> Router:
+    """Every command the bot answers, in the order its menu lists them."""
+    router = Router()
+    operations.register(router, catalogue)
+    jobs.register(router)
+    help.register(router)
+    admin.register(router)
+    return router
+
+
+def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,
+                      read_timeout: float = 30.0) -> Application:
+    """An Application talking to `{api_url}/bot<token>/…` (Telegram's, a local Bot API server, or a fake)."""
+    api_url = api_url.rstrip("/")
+    builder = (ApplicationBuilder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
+               .read_timeout(read_timeout).write_timeout(read_timeout).media_write_timeout(60.0)
+               .concurrent_updates(16))
+    if rate_limit:
+        # stays under Telegram's flood limits and waits out any 429 (retry_after) instead of failing
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+    application = builder.build()
+    router = build_router(deps.operations)
+    application.bot_data[DEPS_KEY] = deps
+    application.bot_data[messages.ROUTER_KEY] = router
+    application.add_handler(TypeHandler(Update, messages.check_access), group=-1)
+    application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
+    application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
+    application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
+    application.add_handler(CallbackQueryHandler(on_button))
+    application.add_error_handler(messages.on_error)
+    return application
+
+
+async def announce_commands(application: Application) -> None:
+    """Register the command menu Telegram clients show (a failure is logged: the bot works without it)."""
+    router: Router = application.bot_data[messages.ROUTER_KEY]
+    try:
+        await application.bot.set_my_commands([BotCommand(name, text) for name, text in router.descriptions.items()])
+    except TelegramError as error:
+        log.warning("could not register the command menu: %s", error)
+
+
+def notifier_for(application: Application) -> TelegramNotifier:
+    """The worker's notifier, sending through this application's bot (and its rate limiter)."""
+    return TelegramNotifier(application.bot)

@@ -1,0 +1,179 @@
+"""Turning a user's request into a queued job: arguments, images, quotas, the status message."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from telegram import InlineKeyboardMarkup, Message, ReplyParameters
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot.jobs.service import JobRequest
+from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
+from bot.tg import keyboards, texts
+from bot.tg.context import deps
+from bot.tg.inputs import FileInput, problem_with
+
+log = logging.getLogger(__name__)
+
+PENDING_KEY = "pending"
+PENDING_FOR = timedelta(minutes=10)
+
+
+@dataclass
+class PendingInputs:
+    """A job waiting for more images from one user in one chat (face swap: face, then template)."""
+
+    operation: str
+    args_text: str
+    source: Message
+    file_ids: list[str] = field(default_factory=list)
+    started: datetime | None = None
+
+
+def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
+    chat, user = source.chat, source.from_user
+    return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title,
+                      user_id=user.id if user else None, username=user.username if user else None,
+                      first_name=user.first_name if user else None, reply_to_message_id=source.message_id,
+                      operation=operation.name, args=args, inputs=inputs)
+
+
+async def reply(source: Message, text: str, markup: InlineKeyboardMarkup | None = None) -> Message | None:
+    """Reply to a user's message; a failure to reply is logged, never raised into the handler."""
+    try:
+        return await source.get_bot().send_message(
+            source.chat_id, text, reply_markup=markup,
+            reply_parameters=ReplyParameters(message_id=source.message_id, allow_sending_without_reply=True))
+    except TelegramError as error:
+        log.warning("could not reply in chat %s: %s", source.chat_id, error)
+        return None
+
+
+async def show(source: Message, text: str, editable: Message | None,
+               markup: InlineKeyboardMarkup | None = None) -> Message | None:
+    """Edit `editable` (a menu being answered) into `text`, or reply to the user's message."""
+    if editable is None:
+        return await reply(source, text, markup)
+    try:
+        edited = await editable.edit_text(text, reply_markup=markup)
+        return edited if isinstance(edited, Message) else editable
+    except TelegramError as error:
+        log.debug("could not edit message %s: %s", editable.message_id, error)
+        return await reply(source, text, markup)
+
+
+async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation: Operation | None,
+                 reason: str, *, args: dict | None = None, editable: Message | None = None) -> None:
+    """Tell the user why a request cannot run, and keep a record of it as a failed job."""
+    await show(source, reason, editable)
+    if operation is None:
+        return
+    try:
+        await deps(context).jobs.record_refused(_job_request(source, operation, args or {}, []), reason)
+    except Exception:  # the reply matters more than the record
+        log.exception("could not record a refused %s request", operation.name)
+
+
+async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
+                          source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
+    """Parse, check and queue one operation for the user who sent `source`."""
+    d = deps(context)
+    try:
+        args = operation.parse(args_text)
+    except StyleMissing:
+        group = d.styles.group(operation.style_group)
+        await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
+        return
+    except ArgumentError as error:
+        await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
+        return
+    for image in images:
+        if (problem := problem_with(image)) is not None:
+            await refuse(context, source, operation, problem, args=args, editable=editable)
+            return
+    if operation.images == 1 and not images:
+        await refuse(context, source, operation,
+                     texts.NEED_IMAGE.format(title=operation.title, usage=operation.usage), args=args,
+                     editable=editable)
+        return
+    if operation.images == 2 and len(images) < 2:
+        await wait_for_more(context, operation, args_text, source, images, editable=editable)
+        return
+    await queue(context, operation, args, source, [image.file_id for image in images[: max(1, operation.images)]]
+                if operation.images else [], editable=editable)
+
+
+async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
+                inputs: list[str], *, editable: Message | None = None) -> None:
+    """Check the user's quota, show the status message, store the job."""
+    d = deps(context)
+    user_id = source.from_user.id if source.from_user else None
+    exceeded = await d.jobs.check_quota(user_id)
+    if exceeded is not None:
+        await show(source, texts.quota_text(exceeded.reason, exceeded.retry_at, d.clock()), editable)
+        return
+    status = await show(source, texts.queued_text(operation, args), editable)
+    request = _job_request(source, operation, args, inputs)
+    if status is not None:
+        request = replace(request, status_message_id=status.message_id)
+    try:
+        job = await d.jobs.enqueue(request)
+    except Exception:
+        log.exception("could not store a %s job", operation.name)
+        await show(source, texts.QUEUE_FAILED, status)
+        return
+    log.info("job %s: queued %s for chat %s", job.id, operation.name, job.chat_id)
+
+
+def _pending(context: ContextTypes.DEFAULT_TYPE) -> dict[int, PendingInputs]:
+    return context.chat_data.setdefault(PENDING_KEY, {})
+
+
+async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                        images: list[FileInput], *, editable: Message | None = None) -> None:
+    """Remember a two-image request and ask for what is missing (albums bring the rest by themselves)."""
+    user_id = source.from_user.id if source.from_user else 0
+    pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
+                            started=deps(context).clock())
+    _pending(context)[user_id] = pending
+    first, second = operation.image_names
+    if source.media_group_id and images:
+        return  # the album's next photo completes the pair
+    text = (texts.NEED_PAIR_SECOND.format(first=first, second=second) if images
+            else texts.NEED_PAIR_FIRST.format(title=operation.title, first=first, second=second))
+    await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
+
+
+async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
+    """Add an image to this user's waiting two-image request; True when the message was used."""
+    user_id = message.from_user.id if message.from_user else 0
+    pending = _pending(context).get(user_id)
+    if pending is None:
+        return False
+    d = deps(context)
+    if pending.started and d.clock() - pending.started > PENDING_FOR:
+        del _pending(context)[user_id]
+        return False
+    operation = d.operations[pending.operation]
+    for image in images:
+        if (problem := problem_with(image)) is not None:
+            await refuse(context, message, operation, problem)
+            return True
+    pending.file_ids.extend(image.file_id for image in images)
+    if len(pending.file_ids) < operation.images:
+        if not message.media_group_id:
+            first, second = operation.image_names
+            await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
+        return True
+    del _pending(context)[user_id]
+    args = operation.parse(pending.args_text)
+    await queue(context, operation, args, pending.source, pending.file_ids[: operation.images])
+    return True
+
+
+def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> bool:
+    """Forget a user's waiting two-image request; True if there was one."""
+    return _pending(context).pop(user_id, None) is not None

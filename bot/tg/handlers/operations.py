@@ -1,0 +1,31 @@
+"""One command per catalogue operation: /upscale, /retouch, /imagine, /art, /removebg, /headshot, …"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.operations.catalogue import Operation
+from bot.tg.commands import CommandCall
+from bot.tg.flow import start_operation
+from bot.tg.handlers.router import Router
+from bot.tg.inputs import message_images, own_images
+
+
+def _handler(operation: Operation):
+    async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+        message = update.effective_message
+        # two-image operations take the replied-to photo first and the message's own photo second
+        images = message_images(message)
+        if operation.images == 2 and message.reply_to_message is not None:
+            images = own_images(message.reply_to_message) + own_images(message)
+        await start_operation(context, operation, call.args, message, images if operation.images else [])
+    handle.__name__ = f"run_{operation.name}"
+    return handle
+
+
+def register(router: Router, operations: Mapping[str, Operation]) -> None:
+    for operation in operations.values():
+        router.add(operation.name, _handler(operation), operation.summary)

@@ -1,0 +1,30 @@
+"""Routes commands from message text and photo captions to their handlers (PTB's CommandHandler reads text only)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from telegram import Message, Update
+from telegram.ext import ContextTypes
+
+from bot.tg.commands import CommandCall, parse_command
+
+CommandHandlerFn = Callable[[Update, ContextTypes.DEFAULT_TYPE, CommandCall], Awaitable[None]]
+
+
+@dataclass
+class Router:
+    """Command name → handler, plus the command menu shown by Telegram clients."""
+
+    handlers: dict[str, CommandHandlerFn] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def add(self, name: str, handler: CommandHandlerFn, description: str | None = None) -> None:
+        self.handlers[name] = handler
+        if description:
+            self.descriptions[name] = description[:256]
+
+    def command_in(self, message: Message, bot_username: str | None) -> CommandCall | None:
+        """The command a message carries in its text or caption, if any."""
+        return parse_command(message.text or message.caption, bot_username)

@@ -1,0 +1,64 @@
+"""Inline keyboards and their callback data (always under Telegram's 64-byte limit)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.operations.catalogue import Operation
+from bot.operations.styles import StyleGroup
+
+MENU_PREFIX = "op"
+STYLE_PREFIX = "st"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A pressed button: an operation (from the photo menu) or a style, with its argument text."""
+
+    kind: str          # MENU_PREFIX or STYLE_PREFIX
+    operation: str
+    argument: str = ""
+
+
+def parse_choice(data: str | None) -> Choice | None:
+    """Decode callback data; None for anything this bot did not make (old or foreign keyboards)."""
+    if not data or len(data.encode()) > 64:
+        return None
+    parts = data.split(":", 2)
+    if len(parts) < 2 or parts[0] not in (MENU_PREFIX, STYLE_PREFIX) or not parts[1]:
+        return None
+    return Choice(parts[0], parts[1], parts[2] if len(parts) == 3 else "")
+
+
+def _data(kind: str, operation: str, argument: str = "") -> str:
+    data = f"{kind}:{operation}:{argument}" if argument else f"{kind}:{operation}"
+    assert len(data.encode()) <= 64, data  # catalogue names are short; a long one is a bug
+    return data
+
+
+def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
+    return [buttons[i:i + width] for i in range(0, len(buttons), width)]
+
+
+def operations_menu(operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
+    """The menu shown under a photo sent without a command."""
+    buttons = []
+    for operation in operations.values():
+        if not operation.in_menu:
+            continue
+        if operation.name == "upscale":
+            buttons.append(InlineKeyboardButton("Upscale 2×", callback_data=_data(MENU_PREFIX, "upscale", "2")))
+            buttons.append(InlineKeyboardButton("Upscale 4×", callback_data=_data(MENU_PREFIX, "upscale", "4")))
+        else:
+            buttons.append(InlineKeyboardButton(operation.title, callback_data=_data(MENU_PREFIX, operation.name)))
+    return InlineKeyboardMarkup(_rows(buttons, 2))
+
+
+def style_picker(operation: str, group: StyleGroup) -> InlineKeyboardMarkup:
+    """Buttons for the styles of one operation."""
+    buttons = [InlineKeyboardButton(style.label, callback_data=_data(STYLE_PREFIX, operation, style.key))
+               for style in group.styles.values()]
+    return InlineKeyboardMarkup(_rows(buttons, 2))

@@ -1,0 +1,142 @@
+"""The worker's view of Telegram: fetch inputs, deliver results, report failures, tidy status messages."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+
+from telegram import Bot, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+
+from bot.images import ImageLimits, ImageRejected, inspect
+from bot.jobs.notifier import DeliveryError, Failure, InputUnavailable, ResultFile
+from bot.operations.catalogue import Operation, ResultKind
+from bot.store import JobRecord
+from bot.tg import texts
+from bot.tg.inputs import MAX_DOWNLOAD_BYTES
+
+log = logging.getLogger(__name__)
+
+#: Telegram's limits for sendPhoto; larger images go as documents
+PHOTO_MAX_BYTES = 10 * 1024 * 1024
+PHOTO_MAX_SIDES_SUM = 10_000
+PHOTO_MAX_ASPECT = 20.0
+ALBUM_MAX = 10
+_ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
+
+
+def retry_seconds(error: RetryAfter) -> float:
+    """RetryAfter's wait in seconds (PTB gives an int or a timedelta)."""
+    value = error._retry_after  # the public property warns about its changing type
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def fits_photo(data: bytes) -> bool:
+    """Whether Telegram will take these bytes with sendPhoto."""
+    if len(data) > PHOTO_MAX_BYTES:
+        return False
+    try:
+        info = inspect(data, _ANY_SIZE)
+    except ImageRejected:
+        return False
+    sides = (info.width, info.height)
+    return sum(sides) <= PHOTO_MAX_SIDES_SUM and max(sides) / max(1, min(sides)) <= PHOTO_MAX_ASPECT
+
+
+def _as_delivery_error(error: TelegramError) -> DeliveryError:
+    if isinstance(error, RetryAfter):
+        return DeliveryError(str(error), retry_after=retry_seconds(error) + 0.5)
+    if isinstance(error, Forbidden | BadRequest):
+        return DeliveryError(error.message)  # blocked, kicked, chat gone: trying again cannot help
+    if isinstance(error, NetworkError):
+        return DeliveryError(error.message, retry_after=5.0)
+    return DeliveryError(str(error), retry_after=10.0)
+
+
+class TelegramNotifier:
+    """Implements the worker's Notifier with a python-telegram-bot Bot."""
+
+    def __init__(self, bot: Bot) -> None:
+        self._bot = bot
+
+    async def fetch_input(self, file_id: str) -> bytes:
+        try:
+            file = await self._bot.get_file(file_id)
+            if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
+                raise InputUnavailable(texts.FILE_TOO_BIG, permanent=True)
+            return bytes(await file.download_as_bytearray())
+        except BadRequest as error:
+            reason = texts.FILE_TOO_BIG if "too big" in error.message.lower() else "Telegram could not give me that file. Send it again."
+            raise InputUnavailable(reason, permanent=True) from error
+        except RetryAfter as error:
+            raise InputUnavailable("Telegram asked me to slow down", permanent=False) from error
+        except TelegramError as error:
+            raise InputUnavailable(f"download failed: {type(error).__name__}", permanent=False) from error
+
+    def _reply_to(self, job: JobRecord) -> ReplyParameters | None:
+        if job.reply_to_message_id is None:
+            return None
+        return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
+
+    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
+        text = texts.caption("✅ " + operation.describe(job.args))
+        try:
+            sent = await self._send_results(job, operation, results, text)
+        except TelegramError as error:
+            raise _as_delivery_error(error) from error
+        await self._delete_status(job)
+        return [message.message_id for message in sent]
+
+    async def _send_results(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
+                            text: str) -> list[Message]:
+        reply = self._reply_to(job)
+        if operation.result is ResultKind.PNG_DOCUMENT:
+            return [await self._send_document(job, results[0], text, reply)]
+        if len(results) == 1:
+            return [await self._send_picture(job, results[0], text, reply)]
+        sent: list[Message] = []
+        photos = all(fits_photo(result.data) for result in results)
+        for start in range(0, len(results), ALBUM_MAX):
+            chunk = results[start:start + ALBUM_MAX]
+            first_caption = text if start == 0 else None
+            if len(chunk) == 1:
+                sent.append(await self._send_picture(job, chunk[0], first_caption, reply))
+                continue
+            media_type = InputMediaPhoto if photos else InputMediaDocument
+            media = [media_type(media=result.data, caption=first_caption if i == 0 else None,
+                                **({} if photos else {"filename": result.file_name}))
+                     for i, result in enumerate(chunk)]
+            sent.extend(await self._bot.send_media_group(job.chat_id, media, reply_parameters=reply))
+        return sent
+
+    async def _send_picture(self, job: JobRecord, result: ResultFile, text: str | None,
+                            reply: ReplyParameters | None) -> Message:
+        if fits_photo(result.data):
+            try:
+                return await self._bot.send_photo(job.chat_id, result.data, caption=text, reply_parameters=reply)
+            except BadRequest as error:
+                # Telegram has the last word on what a photo is; a document always gets through
+                log.info("job %s: photo refused (%s); sending as a document", job.id, error.message)
+        return await self._send_document(job, result, text, reply)
+
+    async def _send_document(self, job: JobRecord, result: ResultFile, text: str | None,
+                             reply: ReplyParameters | None) -> Message:
+        return await self._bot.send_document(job.chat_id, result.data, filename=result.file_name,
+                                             caption=text, reply_parameters=reply)
+
+    async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
+        try:
+            await self._bot.send_message(job.chat_id, texts.failure_text(failure),
+                                         reply_parameters=self._reply_to(job))
+        except TelegramError as error:
+            raise _as_delivery_error(error) from error
+        await self._delete_status(job)
+
+    async def _delete_status(self, job: JobRecord) -> None:
+        if job.status_message_id is None:
+            return
+        try:
+            await self._bot.delete_message(job.chat_id, job.status_message_id)
+        except TelegramError as error:  # already gone, or too old to delete: nothing to tidy
+            log.debug("job %s: status message not deleted: %s", job.id, error)

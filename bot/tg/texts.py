@@ -1,0 +1,125 @@
+"""Everything the bot says, in one place (plain text: no parse mode, so user text is never mis-parsed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from bot.jobs.notifier import Failure, FailureKind
+from bot.operations.catalogue import Operation
+from bot.store import JobRecord, JobState
+
+CAPTION_LIMIT = 1024
+MESSAGE_LIMIT = 4096
+
+WELCOME = ("Hi! I edit photos with AI. Send me a photo and pick what to do, or send it with a command "
+           "in the caption, for example /upscale 2.\n\n")
+
+FAILURE_TEXTS = {
+    FailureKind.BAD_INPUT: "I couldn't use that: {detail}",
+    FailureKind.REJECTED: "The image service refused this request ({detail}). Try another photo or other options.",
+    FailureKind.CONTENT: "The image service declined this image as unsuitable content. Please try another photo.",
+    FailureKind.SERVICE_FAILED: "The image service couldn't process this ({detail}). "
+                                "Please try again, or with another photo.",
+    FailureKind.NO_CREDITS: "The bot has run out of image credits. Please tell the bot's operator and try later.",
+    FailureKind.UNAVAILABLE: "The image service is unavailable right now. Please try again in a few minutes.",
+    FailureKind.EXPIRED: "This took too long and was stopped. Please try again.",
+    FailureKind.DELIVERY: "The result was ready but I couldn't send it ({detail}). Please try again.",
+}
+GENERIC_DETAIL = {
+    FailureKind.REJECTED: "invalid request",
+    FailureKind.SERVICE_FAILED: "no reason given",
+    FailureKind.DELIVERY: "network trouble",
+    FailureKind.BAD_INPUT: "the input is not usable",
+}
+
+STATE_WORDS = {
+    JobState.QUEUED: "queued",
+    JobState.SUBMITTING: "starting",
+    JobState.RUNNING: "processing",
+    JobState.COMPLETED: "sending the result",
+}
+
+NEED_IMAGE = ("{title} needs a photo. Send the photo with {usage} as its caption, "
+              "or reply to a photo with {usage}.")
+NEED_PAIR_FIRST = "{title} needs two images: first the {first}, then the {second}. Send the {first} now."
+NEED_PAIR_SECOND = "Got the {first}. Now send the {second}."
+PAIR_TIMEOUT_HINT = "(Send /cancel to stop.)"
+MENU_PROMPT = "What should I do with this photo?"
+MENU_EXPIRED = "This menu has expired. Send the photo again."
+MENU_NOT_YOURS = "This menu belongs to someone else's photo."
+STYLE_PROMPT = "Pick a style:"
+NOT_AN_IMAGE = "That file is not an image I can use. Send a JPEG, PNG or WebP photo."
+FILE_TOO_BIG = "That file is over 20 MB, the most a bot can download. Send a smaller photo."
+UNKNOWN_COMMAND = "I don't know that command. /help lists what I can do."
+EDITED_IGNORED = "I don't act on edited messages. Send the command again as a new message."
+CHANNEL_IGNORED = "I work in private chats and groups, not in channels."
+NOT_ALLOWED = "Sorry, this bot is private."
+ADMINS_ONLY = "Only the bot's admins can use /balance."
+NOTHING_TO_CANCEL = "Nothing to cancel: you have no jobs in progress here."
+NO_ACTIVE_JOBS = "No jobs in progress in this chat."
+EXPAND_FROM_MENU = "To expand, reply to the photo with /expand <left> <top> <right> <bottom>, for example /expand 200 0 200 0."
+QUEUE_FAILED = "Sorry, I couldn't queue that just now. Please try again."
+
+
+def help_text(operations: Iterable[Operation]) -> str:
+    """The /start and /help text, listing every operation from the catalogue."""
+    lines = [WELCOME + "Commands:"]
+    lines += [f"{op.usage} — {op.summary}" for op in operations]
+    lines += ["/status — jobs in progress", "/cancel — stop your jobs in this chat", "/help — this message"]
+    return "\n".join(lines)
+
+
+def styles_text(title: str, names: Iterable[str]) -> str:
+    return f"{title} styles: {', '.join(names)}"
+
+
+def failure_text(failure: Failure) -> str:
+    """A failure in words, with what to do next."""
+    detail = failure.detail or GENERIC_DETAIL.get(failure.kind, "")
+    return "❌ " + FAILURE_TEXTS[failure.kind].format(detail=detail)
+
+
+def status_line(operation: Operation | None, args: Mapping[str, object], state: JobState) -> str:
+    """The one-line status message of a job."""
+    what = operation.describe(dict(args)) if operation else "Job"
+    return f"⏳ {what} — {STATE_WORDS.get(state, str(state))}. I'll reply with the result. /status · /cancel"
+
+
+def queued_text(operation: Operation, args: Mapping[str, object]) -> str:
+    return status_line(operation, args, JobState.QUEUED)
+
+
+def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now: datetime) -> str:
+    """The /status reply."""
+    if not jobs:
+        return NO_ACTIVE_JOBS
+    lines = [f"Jobs in progress ({len(jobs)}):"]
+    for job in jobs[:20]:
+        operation = operations.get(job.operation)
+        title = operation.describe(job.args) if operation else job.operation
+        minutes = max(0, int((now - job.created_at).total_seconds() // 60))
+        lines.append(f"• {title} — {STATE_WORDS.get(job.state, job.state)}, {minutes} min")
+    if len(jobs) > 20:
+        lines.append(f"… and {len(jobs) - 20} more")
+    return "\n".join(lines)
+
+
+def cancelled_text(count: int) -> str:
+    return f"Cancelled {count} job{'s' if count != 1 else ''}. No results will be sent for them."
+
+
+def quota_text(reason: str, retry_at: datetime | None, now: datetime) -> str:
+    if retry_at is None:
+        return reason
+    minutes = max(1, int((retry_at - now).total_seconds() // 60) + 1)
+    when = f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+    return f"{reason} You can start a new one in {when}."
+
+
+def caption(text: str) -> str:
+    return text if len(text) <= CAPTION_LIMIT else text[: CAPTION_LIMIT - 1] + "…"
+
+
+def balance_text(total: int, remaining: int) -> str:
+    return f"Service credits: {remaining} of {total} left."

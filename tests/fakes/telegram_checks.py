@@ -1,0 +1,173 @@
+"""Validation the fake applies the way Telegram does: keyboards, commands, photos, actions, reactions."""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+from telegram.constants import ReactionEmoji
+
+from tests.fakes.telegram_models import (
+    MAX_CALLBACK_DATA_BYTES,
+    MAX_PHOTO_ASPECT,
+    MAX_PHOTO_SIDES_SUM,
+    MAX_PHOTO_UPLOAD_BYTES,
+    bad_request,
+)
+
+_BUTTON_ACTIONS = (
+    "callback_data", "url", "switch_inline_query", "switch_inline_query_current_chat",
+    "switch_inline_query_chosen_chat", "login_url", "web_app", "pay", "callback_game", "copy_text",
+)
+_MAX_BUTTONS = 100
+_COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+_MAX_COMMANDS = 100
+_MAX_COMMAND_DESCRIPTION = 256
+CHAT_ACTIONS = frozenset({
+    "typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
+    "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note",
+})
+REACTION_EMOJI = frozenset(e.value for e in ReactionEmoji)
+
+
+def check_reply_markup(markup: Any) -> dict[str, Any] | None:
+    """The reply_markup if Telegram would accept it; raises its 400 otherwise."""
+    if markup is None:
+        return None
+    if not isinstance(markup, dict):
+        raise bad_request("object expected as reply markup")
+    if "inline_keyboard" in markup:
+        _check_inline_keyboard(markup["inline_keyboard"])
+        return markup
+    if "keyboard" in markup:
+        rows = markup["keyboard"]
+        if not _is_rows(rows) or not all(
+            isinstance(b, str) or (isinstance(b, dict) and isinstance(b.get("text"), str))
+            for row in rows for b in row
+        ):
+            raise bad_request("can't parse reply keyboard markup JSON object")
+        return markup
+    if markup.get("remove_keyboard") is True or markup.get("force_reply") is True:
+        return markup
+    raise bad_request("can't parse reply keyboard markup JSON object")
+
+
+def inline_markup_for_edit(markup: Any) -> dict[str, Any] | None:
+    """Edits accept only inline keyboards; an empty keyboard means none."""
+    checked = check_reply_markup(markup)
+    if checked is None:
+        return None
+    if "inline_keyboard" not in checked:
+        raise bad_request("inline keyboard expected")
+    return checked if checked["inline_keyboard"] else None
+
+
+def _is_rows(rows: Any) -> bool:
+    return isinstance(rows, list) and all(isinstance(row, list) for row in rows)
+
+
+def _check_inline_keyboard(rows: Any) -> None:
+    if not _is_rows(rows):
+        raise bad_request("BUTTON_DATA_INVALID")
+    buttons = [button for row in rows for button in row]
+    if len(buttons) > _MAX_BUTTONS:
+        raise bad_request("reply markup is too long")
+    for button in buttons:
+        if not isinstance(button, dict) or not isinstance(button.get("text"), str) or not button["text"]:
+            raise bad_request("BUTTON_DATA_INVALID")
+        actions = [key for key in _BUTTON_ACTIONS if key in button]
+        if len(actions) != 1:
+            raise bad_request("BUTTON_DATA_INVALID")
+        if "callback_data" in button:
+            data = button["callback_data"]
+            if not isinstance(data, str) or not 1 <= len(data.encode("utf-8")) <= MAX_CALLBACK_DATA_BYTES:
+                raise bad_request("BUTTON_DATA_INVALID")
+        if "url" in button:
+            url = button["url"]
+            if not isinstance(url, str) or not url.startswith(("http://", "https://", "tg://")):
+                raise bad_request("BUTTON_URL_INVALID")
+
+
+def check_commands(commands: Any) -> list[dict[str, str]]:
+    """The BotCommand list as Telegram stores it; raises its 400 for a bad name or description."""
+    if not isinstance(commands, list) or not all(isinstance(c, dict) for c in commands):
+        raise bad_request("can't parse commands JSON object")
+    if len(commands) > _MAX_COMMANDS:
+        raise bad_request("too many commands")
+    checked = []
+    for command in commands:
+        name, description = command.get("command"), command.get("description")
+        if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
+            raise bad_request("BOT_COMMAND_INVALID")
+        if not isinstance(description, str) or not 1 <= len(description.strip()) <= _MAX_COMMAND_DESCRIPTION:
+            raise bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
+        checked.append({"command": name, "description": description})
+    return checked
+
+
+@dataclass(frozen=True)
+class PhotoInfo:
+    """Dimensions of a photo Telegram accepted."""
+
+    width: int
+    height: int
+
+
+def inspect_photo(data: bytes) -> PhotoInfo:
+    """Decode a photo upload the way sendPhoto judges it: size, decodability, dimensions."""
+    if not data:
+        raise bad_request("file must be non-empty")
+    if len(data) > MAX_PHOTO_UPLOAD_BYTES:
+        raise bad_request("PHOTO_INVALID_DIMENSIONS")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            width, height = image.size
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise bad_request("PHOTO_INVALID_DIMENSIONS") from None
+    except Exception:  # Pillow raises many types for garbage input; Telegram answers them all alike
+        raise bad_request("IMAGE_PROCESS_FAILED") from None
+    if width < 1 or height < 1 or width + height > MAX_PHOTO_SIDES_SUM:
+        raise bad_request("PHOTO_INVALID_DIMENSIONS")
+    if max(width, height) / min(width, height) > MAX_PHOTO_ASPECT:
+        raise bad_request("PHOTO_INVALID_DIMENSIONS")
+    try:
+        image.load()
+    except Exception:  # truncated or corrupt pixel data after a valid header
+        raise bad_request("IMAGE_PROCESS_FAILED") from None
+    return PhotoInfo(width, height)
+
+
+def is_photo(data: bytes) -> bool:
+    """Whether sendPhoto would accept these bytes."""
+    try:
+        inspect_photo(data)
+    except Exception:
+        return False
+    return True
+
+
+def check_chat_action(action: Any) -> str:
+    """The chat action if Telegram knows it."""
+    if action not in CHAT_ACTIONS:
+        raise bad_request("wrong parameter action in request")
+    return action
+
+
+def check_reactions(reaction: Any) -> list[dict[str, Any]]:
+    """The reaction list a bot may set: at most one standard emoji."""
+    if reaction is None:
+        return []
+    if not isinstance(reaction, list) or not all(isinstance(r, dict) for r in reaction):
+        raise bad_request("can't parse reaction types JSON object")
+    if len(reaction) > 1:
+        raise bad_request("REACTIONS_TOO_MANY")
+    for item in reaction:
+        if item.get("type") != "emoji" or item.get("emoji") not in REACTION_EMOJI:
+            raise bad_request("REACTION_INVALID")
+    return reaction
