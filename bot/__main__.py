@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 
 from bot.config import Settings
@@ -31,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = Settings()
-    setup_logging(settings.log_level, _secrets(settings) + ([args.api_key] if args.command == "sandbox" else []))
+    # the smoke test prints its own progress; the service's INFO lines would only clutter it
+    level = "WARNING" if args.command == "try" and "LOG_LEVEL" not in os.environ else settings.log_level
+    setup_logging(level, _secrets(settings) + ([args.api_key] if args.command == "sandbox" else []))
     if args.command == "sandbox":
         from bot.sandbox import SandboxConfig, serve
 

@@ -14,7 +14,7 @@ from bot.images import ImageRejected, prepare, reencode
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultUnavailable
-from bot.operations.catalogue import ArgumentError, InputImage, Operation, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing, build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
 
@@ -41,7 +41,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     catalogue = build_catalogue(load_catalogue())
     parser = subparsers.add_parser("try", help="run one operation from the shell and save the result",
                                    description="Run one operation against the configured service "
-                                               "(the embedded sandbox when AIART_API_KEY is unset).")
+                                               "(the embedded sandbox when AIART_API_KEY is unset).",
+                                   epilog=_operations_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     operations = parser.add_subparsers(dest="operation", required=True, metavar="OPERATION")
     for name, (extra_images, options) in OPTIONS.items():
         operation = catalogue[name]
@@ -55,6 +56,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             sub.add_argument(*flags, **keywords)
         sub.add_argument("--out", type=Path, required=True,
                          help="where to write the result (several results: NAME-1.ext, NAME-2.ext, …)")
+
+
+def _operations_epilog() -> str:
+    lines = ["operations and their options:"]
+    for name, (extra_images, options) in OPTIONS.items():
+        images = "" if name == "imagine" else " IMAGE" + "".join(f" {extra.upper()}" for extra in extra_images)
+        flags = []
+        for option_flags, keywords in options:
+            if "choices" in keywords:
+                value = "{" + ",".join(map(str, keywords["choices"])) + "}"
+            elif "metavar" in keywords:
+                value = " ".join(keywords["metavar"])
+            else:
+                value = option_flags[0].lstrip("-").upper()
+            flag = f"{option_flags[0]} {value}"
+            flags.append(flag if keywords.get("required") else f"[{flag}]")
+        lines.append(f"  {name}{images}{''.join(' ' + flag for flag in flags)} --out FILE")
+    lines.append("example: python -m bot try upscale photo.jpg --factor 2 --out big.png")
+    return "\n".join(lines)
 
 
 def command_text(args: argparse.Namespace) -> str:
@@ -85,10 +105,17 @@ def output_paths(out: Path, count: int) -> list[Path]:
 
 async def run_try(settings: Settings, args: argparse.Namespace) -> int:
     """Run the operation, showing progress; returns the process exit code."""
-    catalogue = build_catalogue(load_catalogue(settings.styles_file))
+    catalogue_styles = load_catalogue(settings.styles_file)
+    catalogue = build_catalogue(catalogue_styles)
     operation: Operation = catalogue[args.operation]
     try:
         parsed = operation.parse(command_text(args))
+    except StyleMissing:
+        group = catalogue_styles.group(operation.style_group)
+        if group.default is None:
+            print(f"error: choose --style: {', '.join(group.names())}", file=sys.stderr)
+            return 2
+        parsed = operation.parse(f"{group.default} {command_text(args)}")
     except ArgumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

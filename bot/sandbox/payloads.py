@@ -49,13 +49,17 @@ def _get(body: dict[str, Any], name: str, required: bool) -> Any:
     return value
 
 
-def _image(body: dict[str, Any], name: str) -> str:
+def _image(body: dict[str, Any], name: str, *, url_only: bool = False) -> str:
+    """An image field; `url_only` where the interface documents a URL and no BASE64."""
     value = _get(body, name, required=True)
     if not isinstance(value, str) or not value.strip():
         raise PayloadError(f"{name} must be a non-empty image URL or BASE64 string")
     value = value.strip()
-    if _OTHER_SCHEME.match(value) and not value.lower().startswith(("http://", "https://")):
+    is_url = value.lower().startswith(("http://", "https://"))
+    if _OTHER_SCHEME.match(value) and not is_url:
         raise PayloadError(f"{name} must be an http(s) URL or BASE64 image data")
+    if url_only and not is_url:
+        raise PayloadError(f"{name} must be an http(s) image URL")
     return value
 
 
@@ -133,7 +137,7 @@ def parse_upscale(body: dict[str, Any]) -> TaskSpec:
 
 def parse_retouch(body: dict[str, Any]) -> TaskSpec:
     """POST /v1/aiart/retouchskin."""
-    return TaskSpec("retouchskin", {"image": _image(body, "userImageUrl")})
+    return TaskSpec("retouchskin", {"image": _image(body, "userImageUrl", url_only=True)})
 
 
 def parse_text2img(body: dict[str, Any]) -> TaskSpec:
@@ -168,7 +172,7 @@ def parse_remove_background(body: dict[str, Any]) -> TaskSpec:
 
 def parse_headshot(body: dict[str, Any]) -> TaskSpec:
     """POST /v1/aiart/avatar."""
-    image = _image(body, "userImageUrl")
+    image = _image(body, "userImageUrl", url_only=True)
     raw = _get(body, "avatarTemplateParams", required=True)
     if not isinstance(raw, list) or not raw:
         raise PayloadError("avatarTemplateParams must be a non-empty array")
@@ -190,7 +194,7 @@ def parse_headshot(body: dict[str, Any]) -> TaskSpec:
 
 def parse_colorize(body: dict[str, Any]) -> TaskSpec:
     """POST /v1/aiart/colorize."""
-    image = _image(body, "userImageUrl")
+    image = _image(body, "userImageUrl", url_only=True)
     model_name = _text(body, "modelName", default="stable")
     render_factor = _integer(body, "renderFactor", required=False, default=35, minimum=1, maximum=100)
     watermarked = _boolean(body, "watermarked", required=False)
@@ -200,7 +204,7 @@ def parse_colorize(body: dict[str, Any]) -> TaskSpec:
 
 def parse_restoration(body: dict[str, Any]) -> TaskSpec:
     """POST /v1/aiart/restoration: all five fields are required."""
-    image = _image(body, "userImageUrl")
+    image = _image(body, "userImageUrl", url_only=True)
     face_upsample = _boolean(body, "faceUpsample", required=True)
     background_enhance = _boolean(body, "backgroundEnhance", required=True)
     upscale = _number(body, "upscale", required=True, minimum=1.0, maximum=4.0)
@@ -219,7 +223,7 @@ def parse_faceswap(body: dict[str, Any]) -> TaskSpec:
 
 def parse_expand(body: dict[str, Any]) -> TaskSpec:
     """POST /v1/aiart/extender: missing sides get no padding."""
-    image = _image(body, "imageUrl")
+    image = _image(body, "imageUrl", url_only=True)
     padding = {side: _integer(body, f"padImg{side}", required=False, default=0, minimum=0, maximum=MAX_PADDING)
                for side in ("Left", "Top", "Right", "Bottom")}
     return TaskSpec("extender", {"image": image},
