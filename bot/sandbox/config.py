@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.sandbox.state import UPLOAD_SLOT_SECONDS
+
 FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "drop", "malformed")
 
 
@@ -42,6 +44,8 @@ class SandboxConfig:
     #: None turns rate limiting off; otherwise a token bucket with burst max(1, rate)
     rate_limit_per_s: float | None = None
     max_image_bytes: int = 25 * 1024 * 1024
+    #: seconds a signed upload URL takes PUTs (repeats replace the bytes); then it answers 403
+    upload_slot_seconds: float = UPLOAD_SLOT_SECONDS
     faults: FaultConfig = field(default_factory=FaultConfig)
 
     def __post_init__(self) -> None:
@@ -53,6 +57,8 @@ class SandboxConfig:
             raise ValueError("rate_limit_per_s must be positive (or None for no limit)")
         if self.max_image_bytes <= 0:
             raise ValueError("max_image_bytes must be positive")
+        if self.upload_slot_seconds <= 0:
+            raise ValueError("upload_slot_seconds must be positive")
 
     def duration_of(self, operation: str, task_id: str) -> float:
         """Seconds the task stays in progress before it finishes."""

@@ -184,7 +184,7 @@ class ServiceRoutes:
         return envelope({"token": secrets.token_hex(16), "expire": now_ms() + int(raw) * 1000})
 
     async def sign_upload(self, request: web.Request) -> web.Response:
-        """GET /v1/upload/sign?type=image&suffix=jpg: a single-use URL to PUT the bytes to."""
+        """GET /v1/upload/sign?type=image&suffix=jpg: a URL to PUT the bytes to while the slot lives."""
         if request.query.get("type") != "image":
             raise PayloadError("type must be image")
         suffix = request.query.get("suffix", "").lower()
@@ -195,13 +195,13 @@ class ServiceRoutes:
         return envelope({"upload_url": f"{base}/upload/{token}", "url": f"{base}/uploads/{name}"})
 
     async def receive_upload(self, request: web.Request) -> web.Response:
-        """PUT /upload/{token}: store the raw bytes; each token works once."""
+        """PUT /upload/{token}: store the raw bytes; until the slot expires a repeat PUT replaces them."""
         body = await request.read()
         if len(body) > self._config.max_image_bytes:
             return error_response(413, "413", "image too large")
-        name = self._state.upload_slots.claim(request.match_info["token"])
+        name = self._state.upload_slots.name_for(request.match_info["token"])
         if name is None:
-            return error_response(403, "403", "unknown or used upload token")
+            return error_response(403, "403", "unknown or expired upload token")
         if not body:
             return error_response(400, "400", "empty upload")
         suffix = name.rsplit(".", 1)[-1]

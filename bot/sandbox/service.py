@@ -15,7 +15,7 @@ from bot.sandbox.inputs import ImageLoader
 from bot.sandbox.lifecycle import TaskRunner
 from bot.sandbox.ratelimit import TokenBucket
 from bot.sandbox.server import ServiceContext, build_app
-from bot.sandbox.state import ReceivedRequest, SandboxState, SandboxTask
+from bot.sandbox.state import ReceivedRequest, SandboxState, SandboxTask, UploadSlots
 
 logger = logging.getLogger("bot.sandbox")
 
@@ -28,7 +28,8 @@ class Sandbox:
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
-        self.state = SandboxState(credits_total=self.config.credits, credits_remaining=self.config.credits)
+        self.state = SandboxState(credits_total=self.config.credits, credits_remaining=self.config.credits,
+                                  upload_slots=UploadSlots(self.config.upload_slot_seconds))
         self.faults = FaultInjector(self.config.faults)
         self.base_url = ""
         self.static_url = ""

@@ -14,6 +14,8 @@ RECEIVED_LIMIT = 10_000
 #: bytes of result and upload files kept in memory before the oldest are forgotten
 FILE_STORE_LIMIT = 512 * 1024 * 1024
 BUSINESS_ID = "sandbox-business"
+#: seconds an upload slot takes PUTs, like the provider's presigned upload URLs
+UPLOAD_SLOT_SECONDS = 15 * 60.0
 
 CONTENT_TYPES = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp"}
 
@@ -157,21 +159,49 @@ class FileStore:
 
 
 class UploadSlots:
-    """Single-use upload tokens, each bound to the file name its bytes will be served under."""
+    """Upload tokens, each bound to the file name its bytes are served under, usable until it expires.
 
-    def __init__(self) -> None:
-        self._pending: dict[str, str] = {}
+    Like an S3 presigned URL, a live token takes any number of PUTs, each replacing the bytes, so a
+    client may repeat a PUT whose answer it lost.
+    """
+
+    def __init__(self, lifetime_s: float = UPLOAD_SLOT_SECONDS) -> None:
+        if lifetime_s <= 0:
+            raise ValueError("upload slot lifetime must be positive")
+        self._lifetime = lifetime_s
+        # every slot lives equally long, so insertion order is expiry order
+        self._live: dict[str, tuple[str, float]] = {}
 
     def open(self, suffix: str) -> tuple[str, str]:
-        """A new (token, file name) pair."""
+        """A new (token, file name) pair, live for the slot lifetime."""
+        self._forget_expired()
         token = secrets.token_urlsafe(24)
         name = f"{secrets.token_hex(16)}.{suffix}"
-        self._pending[token] = name
+        self._live[token] = (name, time.monotonic() + self._lifetime)
         return token, name
 
-    def claim(self, token: str) -> str | None:
-        """The file name of an open token, closing it; None for an unknown or used token."""
-        return self._pending.pop(token, None)
+    def name_for(self, token: str) -> str | None:
+        """The file name of a live token; None for an unknown or expired one."""
+        entry = self._live.get(token)
+        if entry is None:
+            return None
+        name, expires_at = entry
+        if time.monotonic() >= expires_at:
+            del self._live[token]
+            return None
+        return name
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def _forget_expired(self) -> None:
+        # a long-running sandbox signs many slots that are never used; drop them once they expire
+        now = time.monotonic()
+        while self._live:
+            token, (_, expires_at) = next(iter(self._live.items()))
+            if expires_at > now:
+                break
+            del self._live[token]
 
 
 @dataclass

@@ -50,7 +50,11 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-PHOTO = b64(encode(photo()))
+PHOTO_BYTES = encode(photo())
+PHOTO = b64(PHOTO_BYTES)
+MASK = b64(encode(Image.new("L", (50, 50), 255), "PNG"))
+#: stands in a parametrised body for PHOTO handed over by upload (no sandbox runs at collection)
+UPLOADED_PHOTO = "<PHOTO uploaded to the sandbox>"
 
 
 @asynccontextmanager
@@ -78,6 +82,24 @@ def sandbox(sandbox_and_client: tuple[Sandbox, httpx.AsyncClient]) -> Sandbox:
 @pytest.fixture
 def client(sandbox_and_client: tuple[Sandbox, httpx.AsyncClient]) -> httpx.AsyncClient:
     return sandbox_and_client[1]
+
+
+async def upload(client: httpx.AsyncClient, content: bytes, suffix: str = "jpg") -> str:
+    """Hand image bytes over the way the bot does: sign an upload slot, PUT the bytes, return data.url."""
+    signed = await client.get("/v1/upload/sign", params={"type": "image", "suffix": suffix})
+    assert signed.status_code == 200, signed.text
+    slot = signed.json()["data"]
+    # the PUT goes without the API key, as the bot's does
+    async with http_client() as anonymous:
+        stored = await anonymous.put(slot["upload_url"], content=content)
+    assert stored.status_code == 200, stored.text
+    return slot["url"]
+
+
+async def with_uploaded_photo(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    """The body with every UPLOADED_PHOTO replaced by the URL of PHOTO uploaded to this sandbox."""
+    return {name: await upload(client, PHOTO_BYTES) if value == UPLOADED_PHOTO else value
+            for name, value in body.items()}
 
 
 async def create(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> str:
@@ -162,8 +184,9 @@ async def test_task_duration_callable_overrides_task_seconds() -> None:
         _,
         client,
     ):
-        quick = await create(client, "/v1/aiart/colorize", {"userImageUrl": PHOTO})
-        slow = await create(client, "/v1/aiart/retouchskin", {"userImageUrl": PHOTO})
+        photo_url = await upload(client, PHOTO_BYTES)
+        quick = await create(client, "/v1/aiart/colorize", {"userImageUrl": photo_url})
+        slow = await create(client, "/v1/aiart/retouchskin", {"userImageUrl": photo_url})
         assert (await finish(client, quick))["status"] == 1
         assert (await client.get(f"/v1/aiart/tasks/{slow}")).json()["data"]["status"] == 0
     assert seen == ["colorize", "retouchskin"]
@@ -208,7 +231,13 @@ async def test_upscale_cap_uses_the_tighter_of_width_and_height(client: httpx.As
 
 
 async def test_expand_adds_the_padding(client: httpx.AsyncClient) -> None:
-    body = {"imageUrl": PHOTO, "padImgLeft": 10, "padImgTop": 20, "padImgRight": 30, "padImgBottom": 40}
+    body = {
+        "imageUrl": await upload(client, PHOTO_BYTES),
+        "padImgLeft": 10,
+        "padImgTop": 20,
+        "padImgRight": 30,
+        "padImgBottom": 40,
+    }
     image = await result_image(client, "/v1/aiart/extender", body)
     assert image.size == (240, 210)
     # the original sits where the padding puts it: its red block is still at the shifted centre
@@ -229,7 +258,7 @@ async def test_headshots_come_as_s3_urls_served_under_static(
     sandbox: Sandbox, client: httpx.AsyncClient
 ) -> None:
     body = {
-        "userImageUrl": PHOTO,
+        "userImageUrl": await upload(client, PHOTO_BYTES),
         "avatarTemplateParams": [{"templateId": "business", "num": 2}, {"templateId": "cartoon", "num": 3}],
     }
     data = await run(client, "/v1/aiart/avatar", body)
@@ -253,7 +282,7 @@ async def test_headshots_come_as_s3_urls_served_under_static(
 
 async def test_restoration_multiplies_by_upscale(client: httpx.AsyncClient) -> None:
     body = {
-        "userImageUrl": PHOTO,
+        "userImageUrl": await upload(client, PHOTO_BYTES),
         "faceUpsample": True,
         "backgroundEnhance": True,
         "upscale": 2,
@@ -285,26 +314,19 @@ async def test_text2img_size_follows_size_id(
 @pytest.mark.parametrize(
     ("path", "body"),
     [
-        ("/v1/aiart/retouchskin", {"userImageUrl": PHOTO}),
+        ("/v1/aiart/retouchskin", {"userImageUrl": UPLOADED_PHOTO}),
         ("/v1/aiart/img2img", {"userImageUrl": PHOTO, "templateId": "anime", "strength": 0.7}),
         (
             "/v1/aiart/colorize",
-            {"userImageUrl": PHOTO, "modelName": "stable", "renderFactor": 35, "watermarked": False},
+            {"userImageUrl": UPLOADED_PHOTO, "modelName": "stable", "renderFactor": 35, "watermarked": False},
         ),
-        (
-            "/v1/aiart/replacer",
-            {
-                "imageUrl": PHOTO,
-                "content": "a blue cat",
-                "maskImageUrl": b64(encode(Image.new("L", (50, 50), 255), "PNG")),
-            },
-        ),
+        ("/v1/aiart/replacer", {"imageUrl": PHOTO, "content": "a blue cat", "maskImageUrl": MASK}),
     ],
 )
 async def test_filters_keep_the_input_size_and_change_pixels(
     client: httpx.AsyncClient, path: str, body: dict[str, Any]
 ) -> None:
-    image = await result_image(client, path, body)
+    image = await result_image(client, path, await with_uploaded_photo(client, body))
     assert image.size == (200, 150)
     assert image.convert("RGB").tobytes() != photo().tobytes()
 
@@ -315,7 +337,7 @@ async def test_img2img_png_format_is_honoured(client: httpx.AsyncClient) -> None
 
 
 async def test_colorize_turns_grey_into_colour(client: httpx.AsyncClient) -> None:
-    grey = b64(encode(Image.linear_gradient("L").resize((160, 160)), "PNG"))
+    grey = await upload(client, encode(Image.linear_gradient("L").resize((160, 160)), "PNG"), "png")
     image = (await result_image(client, "/v1/aiart/colorize", {"userImageUrl": grey})).convert("RGB")
     red, green, blue = image.getpixel((80, 80))
     assert red - blue > 40
@@ -376,18 +398,18 @@ async def test_missing_or_wrong_key_is_401(sandbox: Sandbox, headers: dict[str, 
         ("/v1/aiart/imgupscale", upscale_body(image=""), "userImageUrl"),
         ("/v1/aiart/img2img", {"userImageUrl": PHOTO, "templateId": "a", "strength": 1.5}, "strength"),
         ("/v1/aiart/img2img", {"userImageUrl": PHOTO}, "templateId"),
-        ("/v1/aiart/extender", {"imageUrl": PHOTO, "padImgLeft": -1}, "padImgLeft"),
-        ("/v1/aiart/extender", {"imageUrl": PHOTO, "padImgTop": 2.5}, "padImgTop"),
+        ("/v1/aiart/extender", {"imageUrl": UPLOADED_PHOTO, "padImgLeft": -1}, "padImgLeft"),
+        ("/v1/aiart/extender", {"imageUrl": UPLOADED_PHOTO, "padImgTop": 2.5}, "padImgTop"),
         (
             "/v1/aiart/avatar",
-            {"userImageUrl": PHOTO, "avatarTemplateParams": [{"templateId": "a", "num": 0}]},
+            {"userImageUrl": UPLOADED_PHOTO, "avatarTemplateParams": [{"templateId": "a", "num": 0}]},
             "num",
         ),
-        ("/v1/aiart/avatar", {"userImageUrl": PHOTO}, "avatarTemplateParams"),
+        ("/v1/aiart/avatar", {"userImageUrl": UPLOADED_PHOTO}, "avatarTemplateParams"),
         ("/v1/aiart/backgroundremover", {"userImageUrl": PHOTO, "action": "everything"}, "action"),
         (
             "/v1/aiart/restoration",
-            {"userImageUrl": PHOTO, "faceUpsample": True, "upscale": 2, "fidelityWeight": 0.5},
+            {"userImageUrl": UPLOADED_PHOTO, "faceUpsample": True, "upscale": 2, "fidelityWeight": 0.5},
             "backgroundEnhance",
         ),
         ("/v1/aiart/text2img", {"content": "  ", "templateId": "a"}, "content"),
@@ -404,12 +426,64 @@ async def test_missing_or_wrong_key_is_401(sandbox: Sandbox, headers: dict[str, 
 async def test_bad_fields_are_400_naming_the_field(
     sandbox: Sandbox, client: httpx.AsyncClient, path: str, body: dict[str, Any], field: str
 ) -> None:
-    response = await client.post(path, json=body)
+    response = await client.post(path, json=await with_uploaded_photo(client, body))
     assert response.status_code == 400
     envelope = response.json()
     assert envelope["code"] == "400" and envelope["data"] is None
     assert field in envelope["msg"]
     assert sandbox.tasks == {}
+
+
+RESTORE_PARAMS = {"faceUpsample": True, "backgroundEnhance": False, "upscale": 1, "fidelityWeight": 0.6}
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "other_fields"),
+    [
+        ("/v1/aiart/retouchskin", "userImageUrl", {}),
+        ("/v1/aiart/avatar", "userImageUrl", {"avatarTemplateParams": [{"templateId": "a", "num": 1}]}),
+        ("/v1/aiart/colorize", "userImageUrl", {}),
+        ("/v1/aiart/restoration", "userImageUrl", RESTORE_PARAMS),
+        ("/v1/aiart/extender", "imageUrl", {"padImgLeft": 8}),
+    ],
+)
+@pytest.mark.parametrize(
+    "base64_image", [PHOTO, "data:image/jpeg;base64," + PHOTO], ids=["base64", "data-uri"]
+)
+async def test_url_only_fields_refuse_base64_with_400_naming_the_field(
+    sandbox: Sandbox,
+    client: httpx.AsyncClient,
+    path: str,
+    field: str,
+    other_fields: dict[str, Any],
+    base64_image: str,
+) -> None:
+    refused = await client.post(path, json={field: base64_image, **other_fields})
+    assert refused.status_code == 400
+    assert refused.json() == {"code": "400", "msg": f"{field} must be an http(s) image URL", "data": None}
+    assert sandbox.tasks == {}
+    # the same request with the same image handed over by URL is taken: only the BASE64 was refused
+    task_id = await create(client, path, {field: await upload(client, PHOTO_BYTES), **other_fields})
+    assert list(sandbox.tasks) == [task_id]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/aiart/imgupscale", upscale_body()),
+        ("/v1/aiart/img2img", {"userImageUrl": PHOTO, "templateId": "anime"}),
+        ("/v1/aiart/backgroundremover", {"userImageUrl": PHOTO}),
+        ("/v1/aiart/faceswap", {"userImageUrl": PHOTO, "templateImageUrl": PHOTO}),
+        ("/v1/aiart/replacer", {"imageUrl": PHOTO, "content": "a blue cat", "maskImageUrl": MASK}),
+    ],
+)
+async def test_base64_fields_still_accept_base64(
+    sandbox: Sandbox, client: httpx.AsyncClient, path: str, body: dict[str, Any]
+) -> None:
+    data = await run(client, path, body)
+    assert data["status"] == 1 and data["resultUrl"].startswith(f"{sandbox.base_url}/files/")
+    # no upload was involved: the BASE64 in the body was the image
+    assert not any(request.path.startswith("/v1/upload/") for request in sandbox.received)
 
 
 @pytest.mark.parametrize("content", [b"{not json", b"[1, 2]"])
@@ -422,10 +496,11 @@ async def test_body_that_is_not_a_json_object_is_400(client: httpx.AsyncClient, 
 
 async def test_credits_run_out_into_code_510() -> None:
     async with running(SandboxConfig(api_key=API_KEY, task_seconds=0, credits=2)) as (sandbox, client):
+        body = {"userImageUrl": await upload(client, PHOTO_BYTES)}
         for _ in range(2):
-            assert (await run(client, "/v1/aiart/colorize", {"userImageUrl": PHOTO}))["status"] == 1
+            assert (await run(client, "/v1/aiart/colorize", body))["status"] == 1
         credits = (await client.get("/v1/credits")).json()["data"]
-        response = await client.post("/v1/aiart/colorize", json={"userImageUrl": PHOTO})
+        response = await client.post("/v1/aiart/colorize", json=body)
     assert credits["total"] == 2 and credits["remaining"] == 0 and credits["businessId"]
     assert response.status_code == 200
     assert response.json() == {"code": "510", "msg": "No enough credits", "data": None}
@@ -480,19 +555,14 @@ async def test_images_with_too_many_pixels_are_refused_before_decoding(client: h
 
 async def test_data_uri_input_is_accepted(client: httpx.AsyncClient) -> None:
     uri = "data:image/jpeg;base64," + PHOTO
-    body = {
-        "userImageUrl": uri,
-        "faceUpsample": False,
-        "backgroundEnhance": False,
-        "upscale": 1,
-        "fidelityWeight": 0.7,
-    }
-    image = await result_image(client, "/v1/aiart/restoration", body)
+    # a data URI is BASE64, so it goes to a field that takes BASE64
+    body = {"userImageUrl": uri, "templateId": "anime", "strength": 0.3}
+    image = await result_image(client, "/v1/aiart/img2img", body)
     assert image.size == (200, 150)
 
 
 async def test_retouch_rejects_inputs_outside_the_documented_resolution(client: httpx.AsyncClient) -> None:
-    small = b64(encode(photo((100, 100))))
+    small = await upload(client, encode(photo((100, 100))))
     data = await run(client, "/v1/aiart/retouchskin", {"userImageUrl": small})
     assert data["status"] == 2 and "resolution" in data["msg"]
 
@@ -507,7 +577,7 @@ async def test_nsfw_trigger_fails_with_has_hsfw(client: httpx.AsyncClient) -> No
 async def test_fail_task_rate_fails_every_task() -> None:
     config = SandboxConfig(api_key=API_KEY, task_seconds=0, faults=FaultConfig(fail_task_rate=1.0, seed=1))
     async with running(config) as (sandbox, client):
-        data = await run(client, "/v1/aiart/colorize", {"userImageUrl": PHOTO})
+        data = await run(client, "/v1/aiart/colorize", {"userImageUrl": await upload(client, PHOTO_BYTES)})
     assert data["status"] == 2 and data["msg"] and sandbox.credits_remaining == 1000
 
 
@@ -524,12 +594,60 @@ async def test_upload_flow_serves_the_bytes_and_feeds_a_task(
     async with http_client() as anonymous:
         assert (await anonymous.get(slot["url"])).status_code == 404
         assert (await anonymous.put(slot["upload_url"], content=content)).status_code == 200
-        assert (await anonymous.put(slot["upload_url"], content=content)).status_code == 403
         assert (await anonymous.put(f"{sandbox.base_url}/upload/unknown", content=content)).status_code == 403
         served = await anonymous.get(slot["url"])
     assert served.content == content and served.headers["content-type"] == "image/jpeg"
     image = await result_image(client, "/v1/aiart/imgupscale", upscale_body(slot["url"]))
     assert image.size == (240, 180)
+
+
+async def test_repeated_upload_put_replaces_the_bytes_like_s3(client: httpx.AsyncClient) -> None:
+    slot = (await client.get("/v1/upload/sign", params={"type": "image", "suffix": "png"})).json()["data"]
+    first, second = encode(photo((60, 40)), "PNG"), encode(photo((90, 70)), "PNG")
+    async with http_client() as anonymous:
+        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+        # a client retrying after a lost answer, or sending new bytes, gets 200 again
+        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+        assert (await anonymous.get(slot["url"])).content == first
+        assert (await anonymous.put(slot["upload_url"], content=second)).status_code == 200
+        served = await anonymous.get(slot["url"])
+        empty = await anonymous.put(slot["upload_url"], content=b"")
+        # a refused empty PUT neither closes the slot nor wipes the bytes
+        assert (await anonymous.get(slot["url"])).content == second
+        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+    assert served.content == second and served.headers["content-type"] == "image/png"
+    assert empty.status_code == 400
+    image = await result_image(client, "/v1/aiart/imgupscale", upscale_body(slot["url"]))
+    assert image.size == (120, 80)
+
+
+async def test_upload_slot_expires_into_403_and_keeps_what_was_uploaded() -> None:
+    config = SandboxConfig(api_key=API_KEY, task_seconds=0, upload_slot_seconds=0.2)
+    async with running(config) as (sandbox, client), http_client() as anonymous:
+        used, unused = [
+            (await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})).json()["data"]
+            for _ in range(2)
+        ]
+        content = encode(photo((120, 90)))
+        assert (await anonymous.put(used["upload_url"], content=content)).status_code == 200
+        await asyncio.sleep(0.25)
+        late_retry = await anonymous.put(used["upload_url"], content=content)
+        late_first = await anonymous.put(unused["upload_url"], content=content)
+        served = await anonymous.get(used["url"])
+        # signing again forgets the expired slots a long-running sandbox would otherwise pile up
+        await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})
+        live_slots = len(sandbox.state.upload_slots)
+    for refused in (late_retry, late_first):
+        assert refused.status_code == 403
+        assert refused.json() == {"code": "403", "msg": "unknown or expired upload token", "data": None}
+    assert served.status_code == 200 and served.content == content
+    assert live_slots == 1
+
+
+def test_upload_slot_lifetime_defaults_to_fifteen_minutes_and_must_be_positive() -> None:
+    assert SandboxConfig().upload_slot_seconds == 15 * 60
+    with pytest.raises(ValueError, match="upload_slot_seconds"):
+        SandboxConfig(upload_slot_seconds=0)
 
 
 async def test_upload_sign_validates_its_query(client: httpx.AsyncClient) -> None:
@@ -585,14 +703,14 @@ def faulty(kind: str) -> SandboxConfig:
 
 async def test_fault_500_answers_code_999_and_creates_no_task() -> None:
     async with running(faulty("500")) as (sandbox, client):
-        response = await client.post("/v1/aiart/colorize", json={"userImageUrl": PHOTO})
+        response = await client.post("/v1/aiart/backgroundremover", json={"userImageUrl": PHOTO})
     assert response.status_code == 500 and response.json()["code"] == "999"
     assert sandbox.tasks == {} and sandbox.faults_injected["500"] == 1
 
 
 async def test_fault_429_carries_retry_after_one() -> None:
     async with running(faulty("429")) as (sandbox, client):
-        response = await client.post("/v1/aiart/colorize", json={"userImageUrl": PHOTO})
+        response = await client.post("/v1/aiart/backgroundremover", json={"userImageUrl": PHOTO})
     assert response.status_code == 429 and response.headers["Retry-After"] == "1"
     assert response.json()["code"] == "429"
     assert sandbox.tasks == {} and sandbox.faults_injected["429"] == 1
@@ -601,7 +719,7 @@ async def test_fault_429_carries_retry_after_one() -> None:
 async def test_fault_drop_closes_the_connection() -> None:
     async with running(faulty("drop")) as (sandbox, client):
         with pytest.raises(httpx.RemoteProtocolError):
-            await client.post("/v1/aiart/colorize", json={"userImageUrl": PHOTO})
+            await client.post("/v1/aiart/backgroundremover", json={"userImageUrl": PHOTO})
     assert sandbox.tasks == {} and sandbox.faults_injected["drop"] == 1
 
 
@@ -617,7 +735,7 @@ async def test_fault_malformed_sends_truncated_json() -> None:
 async def test_fault_timeout_creates_the_task_then_stalls() -> None:
     async with running(faulty("timeout")) as (sandbox, client):
         started = time.monotonic()
-        response = await client.post("/v1/aiart/colorize", json={"userImageUrl": PHOTO})
+        response = await client.post("/v1/aiart/backgroundremover", json={"userImageUrl": PHOTO})
         elapsed = time.monotonic() - started
         with pytest.raises(httpx.ReadTimeout):
             await client.get("/v1/credits", timeout=0.1)
@@ -643,11 +761,12 @@ async def test_requests_are_recorded_and_the_key_is_never_logged(
     sandbox: Sandbox, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="bot.sandbox")
-    await run(client, "/v1/aiart/colorize", {"userImageUrl": PHOTO})
+    photo_url = await upload(client, PHOTO_BYTES)
+    await run(client, "/v1/aiart/colorize", {"userImageUrl": photo_url})
     post = next(request for request in sandbox.received if request.method == "POST")
     assert post.path == "/v1/aiart/colorize"
     assert post.headers["authorization"] == f"Bearer {API_KEY}" == post.headers.get("Authorization")
-    assert json.loads(post.body) == {"userImageUrl": PHOTO}
+    assert json.loads(post.body) == {"userImageUrl": photo_url}
     assert any(request.path.startswith("/v1/aiart/tasks/") for request in sandbox.received)
     assert API_KEY not in repr(sandbox.received) and API_KEY not in repr(sandbox.config)
     assert caplog.records and API_KEY not in caplog.text
