@@ -128,7 +128,8 @@ async def test_balance_is_for_admins_only(bot, telegram, alice_chat):
 
 
 @pytest.mark.parametrize("task_seconds", [2.5])
-async def test_restart_after_submission_delivers_exactly_once(settings, telegram, sandbox, alice_chat):
+async def test_restart_after_submission_delivers_exactly_once(settings, telegram, sandbox, alice_chat, db_url):
+    settings = settings.model_copy(update={"database_url": db_url})  # SQLite and PostgreSQL
     first = RunningBot(settings, telegram)
     await first.start()
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(200, 100), caption="/upscale 2")
