@@ -147,20 +147,47 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
 
 
+def _expired(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> bool:
+    return pending.started is not None and deps(context).clock() - pending.started > PENDING_FOR
+
+
+def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+    """Forget this user's two-image request if its time ran out; the notice to show them, else None."""
+    pending = _pending(context).get(user_id)
+    if pending is None or not _expired(context, pending):
+        return None
+    del _pending(context)[user_id]
+    operation = deps(context).operations.get(pending.operation)
+    if operation is None:
+        return None
+    return texts.PAIR_EXPIRED.format(title=operation.title.lower(), second=operation.image_names[-1],
+                                     minutes=max(1, int(PENDING_FOR.total_seconds() // 60)), name=operation.name)
+
+
+def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+    """A reminder of what this user's live two-image request still needs, or None without one."""
+    pending = _pending(context).get(user_id)
+    if pending is None or _expired(context, pending):
+        return None
+    operation = deps(context).operations.get(pending.operation)
+    if operation is None:
+        return None
+    needed = operation.image_names[min(len(pending.file_ids), len(operation.image_names) - 1)]
+    return texts.PAIR_STILL_WAITING.format(needed=needed, title=operation.title.lower())
+
+
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
     """Add an image to this user's waiting two-image request; True when the message was used."""
     user_id = message.from_user.id if message.from_user else 0
     pending = _pending(context).get(user_id)
-    if pending is None:
+    if pending is None or _expired(context, pending):
         return False
     d = deps(context)
-    if pending.started and d.clock() - pending.started > PENDING_FOR:
-        del _pending(context)[user_id]
-        return False
     operation = d.operations[pending.operation]
     for image in images:
         if (problem := problem_with(image)) is not None:
-            await refuse(context, message, operation, problem)
+            # the request itself is still fine: say what was wrong with this file and keep waiting
+            await reply(message, f"{problem}\n{still_waiting(context, user_id)}")
             return True
     pending.file_ids.extend(image.file_id for image in images)
     if len(pending.file_ids) < operation.images:

@@ -42,10 +42,17 @@ def message_images(message: Message) -> list[FileInput]:
     return own_images(message) or own_images(message.reply_to_message)
 
 
+#: what clients declare for files whose type they could not tell (a JPEG without an extension, say)
+_UNKNOWN_MIMES = frozenset({"application/octet-stream", "binary/octet-stream"})
+
+
 def problem_with(file: FileInput) -> str | None:
-    """A reason to refuse a file before queuing it (None when it may be an image)."""
+    """A reason to refuse a file before queuing it (None when it may be an image: the worker looks inside)."""
+    if file.size == 0:
+        return texts.EMPTY_FILE
     if file.size is not None and file.size > MAX_DOWNLOAD_BYTES:
         return texts.FILE_TOO_BIG
-    if file.is_document and file.mime and not file.mime.startswith("image/"):
+    mime = (file.mime or "").lower()
+    if file.is_document and mime and not mime.startswith("image/") and mime not in _UNKNOWN_MIMES:
         return texts.NOT_AN_IMAGE
     return None

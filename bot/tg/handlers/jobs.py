@@ -25,8 +25,8 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     user = update.effective_user
     dropped = drop_pending(context, user.id) if user else False
     cancelled = await deps(context).jobs.cancel(update.effective_chat.id)
-    if not cancelled and not dropped:
-        await reply(update.effective_message, texts.NOTHING_TO_CANCEL)
+    if not cancelled:
+        await reply(update.effective_message, texts.PAIR_STOPPED if dropped else texts.NOTHING_TO_CANCEL)
         return
     await reply(update.effective_message, texts.cancelled_text(len(cancelled)))
     for job in cancelled:

@@ -1,4 +1,5 @@
-"""A photo without a command: finish a waiting face swap, or offer the operations menu; and its buttons."""
+"""A message without a command: finish a waiting face swap, offer the operations menu, or say what to send;
+and the menu's buttons."""
 
 from __future__ import annotations
 
@@ -10,21 +11,51 @@ from telegram.ext import ContextTypes
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
 from bot.tg.context import deps
-from bot.tg.flow import continue_pending, reply, show, start_operation, wait_for_more
-from bot.tg.inputs import message_images, own_images
+from bot.tg.flow import continue_pending, reply, show, start_operation, still_waiting, take_expired, wait_for_more
+from bot.tg.inputs import message_images, own_images, problem_with
+
+USED_MENUS_KEY = "used_menus"
+#: menus remembered per chat as already answered (a double tap sends two callback queries)
+USED_MENUS_KEPT = 200
+
+
+def _user_id(message: Message) -> int:
+    return message.from_user.id if message.from_user else 0
+
+
+def _joined(*parts: str | None) -> str:
+    return "\n\n".join(part for part in parts if part)
 
 
 async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A photo or document sent without a command."""
+    """A message without a command and without text: a photo, a file, a sticker, a voice message, ..."""
     message = update.effective_message
+    private = message.chat.type == ChatType.PRIVATE
+    expired = take_expired(context, _user_id(message))
     images = own_images(message)
+    if images and await continue_pending(context, message, images):
+        return
+    if not private or message.media_group_id:
+        # in groups the bot speaks when spoken to; album items need a command
+        if expired and images:
+            await reply(message, expired)
+        return
     if not images:
+        if message.effective_attachment is not None:  # not a service message: the user sent us something
+            await reply(message, _joined(expired, still_waiting(context, _user_id(message)) or texts.NOT_A_PHOTO))
         return
-    if await continue_pending(context, message, images):
+    problems = [problem for image in images if (problem := problem_with(image)) is not None]
+    if problems:
+        await reply(message, _joined(expired, problems[0]))
         return
-    if message.chat.type != ChatType.PRIVATE or message.media_group_id:
-        return  # in groups the bot speaks when spoken to; album items need a command
-    await reply(message, texts.MENU_PROMPT, keyboards.operations_menu(deps(context).operations))
+    await reply(message, _joined(expired, texts.MENU_PROMPT), keyboards.operations_menu(deps(context).operations))
+
+
+async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Plain text in a private chat: remind the user of a half-given face swap, or say what the bot takes."""
+    message = update.effective_message
+    user_id = _user_id(message)
+    await reply(message, take_expired(context, user_id) or still_waiting(context, user_id) or texts.TEXT_HINT)
 
 
 async def _answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
@@ -48,11 +79,25 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if source.from_user and query.from_user.id != source.from_user.id:
         await _answer(query, texts.MENU_NOT_YOURS, alert=True)
         return
+    if not _first_use(context, menu.message_id, choice.kind):
+        await _answer(query, texts.MENU_USED, alert=True)
+        return
     await _answer(query)
     if choice.kind == keyboards.MENU_PREFIX:
         await _menu_choice(context, operation, choice.argument, source, menu)
     else:
         await _style_choice(context, operation, choice.argument, source, menu)
+
+
+def _first_use(context: ContextTypes.DEFAULT_TYPE, menu_id: int, kind: str) -> bool:
+    """Mark a menu step as answered; False when it already was (checked and set without awaiting in between)."""
+    used: dict[tuple[int, str], None] = context.chat_data.setdefault(USED_MENUS_KEY, {})
+    if (menu_id, kind) in used:
+        return False
+    used[(menu_id, kind)] = None
+    while len(used) > USED_MENUS_KEPT:
+        del used[next(iter(used))]
+    return True
 
 
 async def _menu_choice(context, operation, argument: str, source: Message, menu: Message) -> None:

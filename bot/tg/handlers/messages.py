@@ -11,7 +11,7 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 from bot.tg import texts
 from bot.tg.context import deps
 from bot.tg.flow import reply
-from bot.tg.handlers.menu import on_media
+from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -40,10 +40,13 @@ async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
             await reply(message, texts.UNKNOWN_COMMAND)  # a command addressed to another bot is not ours to judge
         elif not message.text:
             await on_media(update, context)
+        elif message.chat.type == ChatType.PRIVATE:
+            await on_text(update, context)
         return
     handler = router.handlers.get(call.name)
     if handler is None:
-        if message.chat.type == ChatType.PRIVATE or message.text and "@" in message.text.split()[0]:
+        addressed = "@" in (message.text or message.caption or "").split(maxsplit=1)[0]
+        if message.chat.type == ChatType.PRIVATE or addressed:
             await reply(message, texts.UNKNOWN_COMMAND)
         return
     await handler(update, context, call)
