@@ -116,15 +116,15 @@ def _parse_removebg(text: str) -> Args:
 
 def _parse_expand(text: str) -> Args:
     parts = text.replace(",", " ").split()
-    usage = ("Give the padding in pixels as /expand <left> <top> <right> <bottom>, "
-             "for example /expand 100 0 100 0, or one number for every side")
+    usage = ("Give the padding in pixels: four numbers (left, top, right, bottom) or one for every side, "
+             "for example /expand 100 0 100 0.")
     if len(parts) not in (1, 4) or not all(re.fullmatch(r"\d{1,6}", part) for part in parts):
         raise ArgumentError(usage)
     sides = [int(part) for part in parts] * (4 if len(parts) == 1 else 1)
     if any(side > api.MAX_PADDING for side in sides):
         raise ArgumentError(f"Padding can be at most {api.MAX_PADDING} pixels a side.")
     if not any(sides):
-        raise ArgumentError("At least one side needs some padding, for example /expand 100 0 100 0")
+        raise ArgumentError("At least one side needs some padding, for example /expand 100 0 100 0.")
     return dict(zip(("left", "top", "right", "bottom"), sides, strict=True))
 
 
