@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 IdList = Annotated[frozenset[int], NoDecode]
@@ -14,10 +14,13 @@ IdList = Annotated[frozenset[int], NoDecode]
 class Settings(BaseSettings):
     """Everything an operator can set; secrets are SecretStr so they never print."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # an error must not echo what it was given: that may be a secret
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", hide_input_in_errors=True)
 
     telegram_bot_token: SecretStr | None = None
     telegram_api_url: str = "https://api.telegram.org"
+    #: the bot's own flood limiter (30/s, 1/s per private chat, 20/min per group); off only for benchmarks
+    telegram_rate_limit: bool = True
 
     aiart_api_key: SecretStr | None = None
     aiart_base_url: str = "https://api-b.fotor.com"
@@ -27,6 +30,12 @@ class Settings(BaseSettings):
     public_url: str | None = None
     media_host: str = "127.0.0.1"
     media_port: int = 8081
+    #: how images reach the service: "auto" = BASE64 where accepted, else the service's upload, else a
+    #: signed link of our own; "upload" = always the service's upload; "signed_url" = always our own link
+    image_handoff: Literal["auto", "upload", "signed_url"] = "auto"
+    #: signs media links; unset, each process makes a random one (links then die with the process anyway)
+    media_secret: SecretStr | None = Field(default=None, min_length=16)
+    media_ttl_s: float = Field(default=600.0, gt=0)
 
     bot_admins: IdList = frozenset()
     bot_allowed_users: IdList = frozenset()
@@ -39,6 +48,10 @@ class Settings(BaseSettings):
     job_deadline_s: float = Field(default=1200.0, gt=0)
     service_concurrency: int = Field(default=5, ge=1)
     styles_file: Path | None = None
+    #: "adaptive" (learned per operation) or "fixed:<seconds>" (a status check every so many seconds)
+    poll_policy: str = "adaptive"
+    #: multiplies every poll delay; below 1 only for time-scaled benchmarks against a fast sandbox
+    poll_time_scale: float = Field(default=1.0, gt=0)
 
     sandbox_task_seconds: float = Field(default=3.0, ge=0)
     sandbox_credits: int = 1000
@@ -51,6 +64,13 @@ class Settings(BaseSettings):
         """Accept "1, 2,3" as well as a list."""
         if isinstance(value, str):
             return frozenset(int(part) for part in value.replace(";", ",").split(",") if part.strip())
+        return value
+
+    @field_validator("image_handoff")
+    @classmethod
+    def _signed_links_need_a_public_url(cls, value: str, info: ValidationInfo) -> str:
+        if value == "signed_url" and not info.data.get("public_url"):
+            raise ValueError("IMAGE_HANDOFF=signed_url needs PUBLIC_URL: where the service can reach this bot")
         return value
 
     @property

@@ -1,7 +1,14 @@
-"""What chat handlers ask of the job system: queue a job, list a chat's jobs, cancel them, check quotas."""
+"""What chat handlers ask of the job system: queue a job, list a chat's jobs, cancel them, check quotas.
+
+Quotas are per user: jobs in progress at once, and jobs queued in the last 24 hours (refused requests
+are kept as failed rows but do not count). Within one process the check and the store cannot race;
+across replicas two messages in the same instant can still both pass, overshooting by at most one
+job per replica.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -10,6 +17,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
+from bot.store.repositories import REFUSED_PREFIX
+
+#: how long a passed quota check holds a place for the job its handler is about to store; a handler
+#: that never stores it (it crashed) frees the place after this
+GRANT_TTL = timedelta(seconds=60)
 
 
 def _utcnow() -> datetime:
@@ -60,6 +72,10 @@ class JobService:
         self._quotas = quotas
         self._on_enqueued = on_enqueued
         self._clock = clock
+        # check_quota and enqueue are two calls, and updates are handled concurrently: a passed check
+        # holds a place until its job is stored, so a burst of messages cannot all pass one check
+        self._quota_lock = asyncio.Lock()
+        self._grants: dict[int, list[datetime]] = {}
 
     def _new_job(self, request: JobRequest, now: datetime) -> NewJob:
         return NewJob(chat_id=request.chat_id, user_id=request.user_id,
@@ -68,34 +84,59 @@ class JobService:
                       chat_type=request.chat_type, status_message_id=request.status_message_id)
 
     async def check_quota(self, user_id: int | None) -> QuotaExceeded | None:
-        """None when the user may queue another job; else what stops them."""
+        """None when the user may queue another job (its place is held until enqueue); else what stops them."""
         if user_id is None:
             return None
-        now = self._clock()
+        async with self._quota_lock:
+            now = self._clock()
+            exceeded = await self._exceeded(user_id, now, self._live_grants(user_id, now))
+            if exceeded is None:
+                self._grants.setdefault(user_id, []).append(now)
+            return exceeded
+
+    async def _exceeded(self, user_id: int, now: datetime, granted: int) -> QuotaExceeded | None:
         day_ago = now - timedelta(days=1)
         async with self._sessions() as session:
             jobs = JobRepository(session)
-            if self._quotas.max_active > 0 and await jobs.count_active_for_user(user_id) >= self._quotas.max_active:
-                return QuotaExceeded(f"You already have {self._quotas.max_active} jobs in progress. "
+            max_active, max_per_day = self._quotas.max_active, self._quotas.max_per_day
+            if max_active > 0 and await jobs.count_active_for_user(user_id) + granted >= max_active:
+                return QuotaExceeded(f"You already have {max_active} jobs in progress. "
                                      "Wait for one to finish, or /cancel them.")
-            if self._quotas.max_per_day > 0:
-                used = await jobs.count_created_since(user_id, day_ago)
-                if used >= self._quotas.max_per_day:
-                    oldest = await jobs.oldest_created_since(user_id, day_ago)
-                    retry_at = (oldest or now) + timedelta(days=1)
-                    return QuotaExceeded(f"You have used your {self._quotas.max_per_day} jobs for today.", retry_at)
+            if max_per_day > 0 and await jobs.count_created_since(user_id, day_ago) + granted >= max_per_day:
+                oldest = await jobs.oldest_created_since(user_id, day_ago)
+                return QuotaExceeded(f"You have used your {max_per_day} jobs for today.",
+                                     (oldest or now) + timedelta(days=1))
         return None
+
+    def _live_grants(self, user_id: int, now: datetime) -> int:
+        """How many quota checks of this user passed and still wait for their job to be stored."""
+        live = [granted for granted in self._grants.get(user_id, []) if now - granted < GRANT_TTL]
+        if live:
+            self._grants[user_id] = live
+        else:
+            self._grants.pop(user_id, None)
+        return len(live)
+
+    def _use_grant(self, user_id: int | None) -> None:
+        grants = self._grants.get(user_id) if user_id is not None else None
+        if grants:
+            grants.pop(0)
 
     async def enqueue(self, request: JobRequest) -> JobRecord:
         """Store a new job (durably, before anything else happens) and wake the worker."""
-        now = self._clock()
-        async with self._sessions() as session, session.begin():
-            await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
-                                                title=request.chat_title, now=now)
-            if request.user_id is not None:
-                await UserRepository(session).touch(request.user_id, username=request.username,
-                                                    first_name=request.first_name, now=now)
-            job = await JobRepository(session).add(self._new_job(request, now), now=now)
+        # under the quota lock, so the stored job and its grant are never both counted
+        async with self._quota_lock:
+            try:
+                now = self._clock()
+                async with self._sessions() as session, session.begin():
+                    await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
+                                                        title=request.chat_title, now=now)
+                    if request.user_id is not None:
+                        await UserRepository(session).touch(request.user_id, username=request.username,
+                                                            first_name=request.first_name, now=now)
+                    job = await JobRepository(session).add(self._new_job(request, now), now=now)
+            finally:
+                self._use_grant(request.user_id)
         if self._on_enqueued is not None:
             self._on_enqueued()
         return job
@@ -106,8 +147,8 @@ class JobService:
         async with self._sessions() as session, session.begin():
             jobs = JobRepository(session)
             job = await jobs.add(self._new_job(request, now), now=now)
-            return await jobs.update(job.id, owner=None, state=JobState.FAILED, error=f"refused: {reason}"[:1000],
-                                     finished_at=now)
+            return await jobs.update(job.id, owner=None, state=JobState.FAILED,
+                                     error=f"{REFUSED_PREFIX} {reason}"[:1000], finished_at=now)
 
     async def active(self, chat_id: int) -> list[JobRecord]:
         """The chat's unfinished jobs, oldest first."""

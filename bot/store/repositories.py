@@ -45,6 +45,19 @@ def _claimable(table: Any, states: Collection[JobState], now: datetime) -> Colum
     )
 
 
+#: how JobService.record_refused marks a request that was answered but never queued
+REFUSED_PREFIX = "refused:"
+
+
+def _queued_by_since(user_id: int, since: datetime) -> tuple[ColumnElement[bool], ...]:
+    """A user's jobs created since `since` that were really queued (refused requests are kept as failed rows)."""
+    return (
+        jobs_table.c.user_id == user_id,
+        jobs_table.c.created_at >= since,
+        or_(jobs_table.c.error.is_(None), jobs_table.c.error.not_like(f"{REFUSED_PREFIX}%")),
+    )
+
+
 class JobRepository:
     """Queries on jobs: queueing, leasing, state changes, and the counts behind quotas."""
 
@@ -198,15 +211,13 @@ class JobRepository:
         )
 
     async def count_created_since(self, user_id: int, since: datetime) -> int:
-        """How many jobs a user has created since `since` (daily quotas)."""
-        return await self._count(jobs_table.c.user_id == user_id, jobs_table.c.created_at >= since)
+        """How many jobs a user has queued since `since`, refused requests not counted (daily quotas)."""
+        return await self._count(*_queued_by_since(user_id, since))
 
     async def oldest_created_since(self, user_id: int, since: datetime) -> datetime | None:
-        """When the user's oldest job created since `since` was created (when a daily quota frees up)."""
+        """When the user's oldest job queued since `since` was created (when a daily quota frees up)."""
         oldest: datetime | None = await self._session.scalar(
-            select(func.min(jobs_table.c.created_at)).where(
-                jobs_table.c.user_id == user_id, jobs_table.c.created_at >= since
-            )
+            select(func.min(jobs_table.c.created_at)).where(*_queued_by_since(user_id, since))
         )
         return oldest
 

@@ -18,18 +18,24 @@ DEPS_KEY = "deps"
 
 @dataclass(frozen=True)
 class Access:
-    """Who may use the bot (empty allowlists allow everyone) and who administers it."""
+    """Who may use the bot and who administers it.
+
+    With no allowlist set, everyone may. Otherwise an admin may anywhere, a listed user may anywhere,
+    and anyone may inside a listed chat; the two lists add up, neither narrows the other.
+    """
 
     admins: frozenset[int] = frozenset()
     allowed_users: frozenset[int] = frozenset()
     allowed_chats: frozenset[int] = frozenset()
 
     def allows(self, user_id: int | None, chat_id: int | None) -> bool:
+        """Whether this user, in this chat, may use the bot."""
         if user_id is not None and user_id in self.admins:
             return True
-        if self.allowed_users and user_id not in self.allowed_users:
-            return False
-        return not (self.allowed_chats and chat_id not in self.allowed_chats and user_id not in self.allowed_users)
+        if not self.allowed_users and not self.allowed_chats:
+            return True
+        return (user_id is not None and user_id in self.allowed_users) or (
+            chat_id is not None and chat_id in self.allowed_chats)
 
 
 @dataclass(frozen=True)
