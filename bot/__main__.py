@@ -12,7 +12,8 @@ from bot.logs import setup_logging
 
 
 def _secrets(settings: Settings) -> list[str]:
-    return [secret.get_secret_value() for secret in (settings.telegram_bot_token, settings.aiart_api_key) if secret]
+    secrets = (settings.telegram_bot_token, settings.aiart_api_key, settings.media_secret)
+    return [secret.get_secret_value() for secret in secrets if secret]
 
 
 def main(argv: list[str] | None = None) -> int:
