@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.aiart import AiartClient
-from bot.aiart.errors import AiartError, BadRequest, NoCredits, RateLimited, Unauthorized
+from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
 from bot.aiart.client import RetryPolicy
 from bot.aiart.models import TaskState
 from bot.images import ImageRejected, PreparedImage, prepare
@@ -45,20 +46,48 @@ class WorkerConfig:
     service_concurrency: int = 5
     chat_concurrency: int = 8
     batch: int = 64
-    submit_lease: timedelta = timedelta(minutes=3)
-    poll_lease: timedelta = timedelta(seconds=90)
-    deliver_lease: timedelta = timedelta(minutes=3)
+    #: leases are renewed while a step runs, so they can be short: a job a dead worker held (one that
+    #: does not come back under the same WORKER_ID to release it) is free again within this time
+    submit_lease: timedelta = timedelta(seconds=60)
+    poll_lease: timedelta = timedelta(seconds=60)
+    deliver_lease: timedelta = timedelta(seconds=60)
     max_submit_attempts: int = 4
     #: after the deadline, delivery of a finished result is still tried this long
     delivery_grace: timedelta = timedelta(minutes=10)
     idle_sleep: float = 1.0
+    #: on shutdown, in-flight steps get this long to finish before they are cancelled
+    shutdown_grace: float = 15.0
     #: retries of one status check inside a poll (the poll itself is rescheduled after that)
     poll_retry: RetryPolicy = RetryPolicy(attempts=2, base_delay=0.5, max_delay=5.0)
 
 
+#: what a user is told when every attempt at a job ended without an outcome
+REPEATED_CRASH = "it failed every time I tried; please send another photo"
+
+#: starts `error` of an unfinished job whose failure is decided but not yet told (the chat was unreachable)
+NOTICE_PENDING = "notice pending: "
+
+#: retries of a submission that cost nothing back off one step further for each this many seconds of job age
+UNCOUNTED_BACKOFF_STEP_S = 30.0
+
 SUBMIT_STATES = (JobState.QUEUED, JobState.SUBMITTING)
 POLL_STATES = (JobState.RUNNING,)
 DELIVER_STATES = (JobState.COMPLETED,)
+
+
+def _notice_text(failure: Failure) -> str:
+    return f"{NOTICE_PENDING}{failure.kind}|{failure.detail or ''}"[:1000]
+
+
+def pending_notice(job: JobRecord) -> Failure | None:
+    """The failure a job still has to tell its user about, if any (its next step is to tell it)."""
+    if job.is_final or not job.error or not job.error.startswith(NOTICE_PENDING):
+        return None
+    kind, _, detail = job.error.removeprefix(NOTICE_PENDING).partition("|")
+    try:
+        return Failure(FailureKind(kind), detail or None)
+    except ValueError:  # written by another version of the bot
+        return Failure(FailureKind.UNAVAILABLE)
 
 
 class Worker:
@@ -116,10 +145,10 @@ class Worker:
             if claimed and len(self._inflight) < capacity:
                 continue  # there may be more due work
             await self._idle(stop)
-        await self.drain()
+        await self.drain(self.config.shutdown_grace)
 
-    async def drain(self, timeout: float = 20.0) -> None:
-        """Wait (bounded) for in-flight steps, then release this worker's leases."""
+    async def drain(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) for in-flight steps, cancel the rest, then release this worker's leases."""
         if self._inflight:
             done, pending = await asyncio.wait(set(self._inflight), timeout=timeout)
             for task in pending:
@@ -128,8 +157,13 @@ class Worker:
         await self._release_own_leases()
 
     def _step_done(self, task: asyncio.Task[None]) -> None:
+        was_full = len(self._inflight) >= self.config.batch
         self._inflight.discard(task)
-        self._wake.set()  # capacity freed: look for more work
+        if was_full:
+            # room again for work that was waiting. Below capacity the loop already sleeps only until the
+            # next due job (at most idle_sleep), and a claim on every finished step would take the
+            # database's write lock far more often, delaying every step's commit.
+            self._wake.set()
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until woken, stopped, or the next job falls due (at most idle_sleep)."""
@@ -170,17 +204,39 @@ class Worker:
                     break
                 jobs = await repository.claim(states, owner=self.config.owner, now=now, lease_for=lease,
                                               limit=limit - len(steps))
-                steps.extend(self._guarded(step, job) for job in jobs)
+                steps.extend(self._guarded(step, job, lease) for job in jobs)
         return steps
 
-    def _guarded(self, step: Callable[[JobRecord], Awaitable[None]], job: JobRecord) -> Callable[[], Awaitable[None]]:
+    def _guarded(self, step: Callable[[JobRecord], Awaitable[None]], job: JobRecord,
+                 lease: timedelta) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
+            renewing = asyncio.create_task(self._renew_lease(job, lease))
             try:
-                await step(job)
+                notice = pending_notice(job)
+                if notice is not None:
+                    await self._finish_failed(job, self._operations.get(job.operation), notice)
+                else:
+                    await step(job)
             except Exception:
                 # the lease runs out and the job is picked up again; a bug must not kill the worker
                 log.exception("job %s: unexpected error in %s", job.id, step.__name__)
+            finally:
+                renewing.cancel()
         return run
+
+    async def _renew_lease(self, job: JobRecord, lease: timedelta) -> None:
+        """Extend the lease while a step runs (until the step lets go of the job, or loses it)."""
+        while True:
+            await asyncio.sleep(lease.total_seconds() / 3)
+            try:
+                async with self._sessions() as session, session.begin():
+                    held = await JobRepository(session).update(job.id, owner=self.config.owner,
+                                                               lease_until=self._clock() + lease)
+            except Exception:  # the next round tries again; the lease has two more rounds to go
+                log.warning("job %s: could not renew its lease", job.id, exc_info=True)
+                continue
+            if held is None:
+                return
 
     # ---- state changes ---------------------------------------------------------------------------
 
@@ -205,6 +261,12 @@ class Worker:
         try:
             await self._notifier.report_failure(job, operation, failure)
         except DeliveryError as error:
+            if error.retry_after is not None and self._clock() < job.deadline_at + self.config.delivery_grace:
+                # the failure is decided; only the telling is left, and it is kept with the job
+                log.warning("job %s: could not tell the user about the failure (%s); trying again in %.1fs",
+                            job.id, error.reason, error.retry_after)
+                await self._reschedule(job, error.retry_after, error=_notice_text(failure))
+                return
             log.warning("job %s: could not tell the user about the failure: %s", job.id, error.reason)
         detail = f"{failure.kind}: {failure.detail}" if failure.detail else str(failure.kind)
         await self._update(job, state=state, error=detail[:1000], finished_at=self._clock(),
@@ -231,18 +293,22 @@ class Worker:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
             return
         if job.attempts >= self.config.max_submit_attempts:
-            await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE, "too many attempts"))
+            # every earlier attempt ended without an outcome (the step crashed, or the process died in it):
+            # most likely the input itself, so it must not be tried forever
+            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, REPEATED_CRASH))
             return
         # counted before the risky part, so an input that crashes the process cannot loop forever
         job = await self._update(job, state=JobState.SUBMITTING, attempts=job.attempts + 1)
         if job is None:
             return
+        posted = False
         try:
             images = [await self._prepare_input(operation, file_id) for file_id in job.inputs]
             refs = [InputImage(await self._handoff.reference(image, accepts_base64=operation.accepts_base64),
                                image.width, image.height) for image in images]
             request = operation.build(job.args, refs)
             async with self._service_slots:
+                posted = True
                 task_id = await self._client.submit(request)
         except ImageRejected as error:
             await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
@@ -250,7 +316,7 @@ class Worker:
             if error.permanent:
                 await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
             else:
-                await self._retry_submit(job, operation, None, error.reason)
+                await self._retry_submit(job, operation, None, error.reason, counted=False)
         except ArgumentError as error:
             await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, str(error)))
         except ValueError as error:  # a request that its own checks refused
@@ -265,7 +331,9 @@ class Worker:
             await self._finish_failed(job, operation, Failure(FailureKind.REJECTED, error.message))
         except AiartError as error:
             retry_after = error.retry_after if isinstance(error, RateLimited) else None
-            await self._retry_submit(job, operation, retry_after, repr(error))
+            # only a POST the service may have acted on (a task costs a token) uses up an attempt
+            maybe_created = posted and not isinstance(error, RateLimited | ConnectError)
+            await self._retry_submit(job, operation, retry_after, repr(error), counted=maybe_created)
         else:
             now = self._clock()
             first = self.schedule.first_delay(operation.name, operation.typical_seconds)
@@ -274,13 +342,23 @@ class Worker:
                                lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
 
-    async def _retry_submit(self, job: JobRecord, operation: Operation, retry_after: float | None, why: str) -> None:
-        if job.attempts >= self.config.max_submit_attempts:
+    async def _retry_submit(self, job: JobRecord, operation: Operation, retry_after: float | None, why: str, *,
+                            counted: bool) -> None:
+        """Queue the job again after a backoff; a try that surely created no task is given back.
+
+        Tries that failed before reaching the service (an input download, an upload) or that the
+        service surely did not act on (429, no connection) cost nothing and go on until the deadline,
+        waiting longer as the job grows older; the others are limited to max_submit_attempts.
+        """
+        if counted and job.attempts >= self.config.max_submit_attempts:
             await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE))
             return
-        delay = PollSchedule.backoff(job.attempts, retry_after=retry_after, rng=self._rng)
+        age = (self._clock() - job.created_at).total_seconds()
+        round_ = max(job.attempts, 1 + int(age // UNCOUNTED_BACKOFF_STEP_S))
+        delay = PollSchedule.backoff(round_, retry_after=retry_after, rng=self._rng)
         log.warning("job %s: submission failed (%s); trying again in %.1fs", job.id, why, delay)
-        await self._reschedule(job, delay, state=JobState.QUEUED)
+        attempts = job.attempts if counted else job.attempts - 1
+        await self._reschedule(job, delay, state=JobState.QUEUED, attempts=attempts)
 
     async def _prepare_input(self, operation: Operation, file_id: str) -> PreparedImage:
         async with self._chat_slots:
@@ -356,11 +434,14 @@ class Worker:
             if error.retry_after is not None:
                 await self._reschedule(job, error.retry_after)
             else:
+                # Telegram refused the result itself (too large, chat gone): say so, if the chat still listens
                 log.warning("job %s: delivery refused: %s", job.id, error.reason)
-                await self._update(job, state=JobState.FAILED, error=f"delivery: {error.reason}"[:1000],
-                                   finished_at=self._clock(), lease_owner=None, lease_until=None)
+                await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, error.reason))
             return
+        # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
+        answered = time.monotonic()
         await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent, finished_at=self._clock(),
                            lease_owner=None, lease_until=None)
-        log.info("job %s: delivered %d file(s)", job.id, len(files))
+        log.info("job %s: delivered %d file(s) (recorded %.0f ms after Telegram took them)", job.id, len(files),
+                 (time.monotonic() - answered) * 1000)
 

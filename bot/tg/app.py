@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 from telegram import BotCommand, Update
 from telegram.error import TelegramError
-from telegram.ext import (AIORateLimiter, Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler,
-                          TypeHandler, filters)
+from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
 from bot.operations.catalogue import Operation
 from bot.tg.context import DEPS_KEY, Deps
@@ -16,6 +15,7 @@ from bot.tg.handlers import admin, help, jobs, messages, operations
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
 from bot.tg.notifier import TelegramNotifier
+from bot.tg.ratelimit import TelegramRateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,8 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
                .read_timeout(read_timeout).write_timeout(read_timeout).media_write_timeout(60.0)
                .concurrent_updates(16))
     if rate_limit:
-        # stays under Telegram's flood limits and waits out any 429 (retry_after) instead of failing
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+        # stays under Telegram's flood limits (per bot, private chat and group) and waits out any 429
+        builder = builder.rate_limiter(TelegramRateLimiter(max_retries=3))
     application = builder.build()
     router = build_router(deps.operations)
     application.bot_data[DEPS_KEY] = deps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
@@ -23,6 +24,8 @@ PHOTO_MAX_BYTES = 10 * 1024 * 1024
 PHOTO_MAX_SIDES_SUM = 10_000
 PHOTO_MAX_ASPECT = 20.0
 ALBUM_MAX = 10
+#: an input download may wait this long in total for Telegram's retry_after before the job is rescheduled
+INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
 
 
@@ -61,6 +64,20 @@ class TelegramNotifier:
         self._bot = bot
 
     async def fetch_input(self, file_id: str) -> bytes:
+        waited = 0.0
+        while True:
+            try:
+                return await self._fetch_once(file_id)
+            except RetryAfter as error:
+                # waited out here: the worker's own backoff does not know how long Telegram asked for
+                wait = retry_seconds(error)
+                if waited + wait > INPUT_RETRY_AFTER_BUDGET_S:
+                    raise InputUnavailable("Telegram asked me to slow down", permanent=False) from error
+                log.info("input download rate-limited; waiting %.1fs as Telegram asked", wait)
+                await asyncio.sleep(wait)
+                waited += wait
+
+    async def _fetch_once(self, file_id: str) -> bytes:
         try:
             file = await self._bot.get_file(file_id)
             if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
@@ -69,8 +86,8 @@ class TelegramNotifier:
         except BadRequest as error:
             reason = texts.FILE_TOO_BIG if "too big" in error.message.lower() else "Telegram could not give me that file. Send it again."
             raise InputUnavailable(reason, permanent=True) from error
-        except RetryAfter as error:
-            raise InputUnavailable("Telegram asked me to slow down", permanent=False) from error
+        except RetryAfter:
+            raise
         except TelegramError as error:
             raise InputUnavailable(f"download failed: {type(error).__name__}", permanent=False) from error
 
@@ -81,11 +98,14 @@ class TelegramNotifier:
 
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
         text = texts.caption("✅ " + operation.describe(job.args))
+        # The status message goes first: after the result is sent, every round trip until the worker records
+        # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
+        # status message behind a result.
+        await self._delete_status(job)
         try:
             sent = await self._send_results(job, operation, results, text)
         except TelegramError as error:
             raise _as_delivery_error(error) from error
-        await self._delete_status(job)
         return [message.message_id for message in sent]
 
     async def _send_results(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
@@ -126,12 +146,12 @@ class TelegramNotifier:
                                              caption=text, reply_parameters=reply)
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
+        await self._delete_status(job)  # first, as in deliver()
         try:
             await self._bot.send_message(job.chat_id, texts.failure_text(failure),
                                          reply_parameters=self._reply_to(job))
         except TelegramError as error:
             raise _as_delivery_error(error) from error
-        await self._delete_status(job)
 
     async def _delete_status(self, job: JobRecord) -> None:
         if job.status_message_id is None:

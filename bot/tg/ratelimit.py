@@ -1,0 +1,292 @@
+"""Staying under Telegram's flood limits: 30 messages a second, about 1 a second per chat, 20 a minute per group.
+
+PTB's AIORateLimiter limits the bot overall and per group only, and lets a 30-message burst through
+at any moment, so a backlog of results spread over private chats still draws 429s. This limiter
+keeps a budget per scope and grants a call only when every budget it counts against has room: a
+sliding window for the bot (30 a second) and for each group (20 a minute), a token bucket for each
+private chat (a burst of 3, then 1 a second).
+
+A call holds its place from the moment it is granted until its answer arrives, and the budget is
+worked out from the answer times. Telegram counts the call at some moment in between, so however
+long the request spends on the wire, Telegram never sees more calls than the budget allowed: the
+limiter never causes a 429 by itself, and costs only the request's latency. A 429 that comes anyway
+(another process using the token) pauses the chat and the bot for its `retry_after`, then the call
+is retried. A call that would wait longer than `max_wait` for its chat (a busy group has room for
+20 a minute) is not held: it fails at once with RetryAfter, like a 429 that never reached Telegram,
+so the worker reschedules the delivery and its slot goes to other chats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Protocol
+
+from telegram.error import RetryAfter
+from telegram.ext import BaseRateLimiter
+
+log = logging.getLogger(__name__)
+
+#: Bot API methods that post, change or remove something in a chat: the ones flood limits count
+_FLOOD_PREFIXES = ("send", "edit", "copy", "forward", "delete")
+_FLOOD_METHODS = frozenset({"setMessageReaction", "pinChatMessage", "unpinChatMessage", "stopPoll"})
+#: chats whose budgets are checked for being idle once this many are known
+_FORGET_AFTER = 1024
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most `calls` calls in any `period` seconds."""
+
+    calls: int
+    period: float
+
+    def __post_init__(self) -> None:
+        if self.calls < 1 or self.period <= 0:
+            raise ValueError("a limit needs at least one call per positive period")
+
+
+class Budget(Protocol):
+    """Room for calls in one scope; a granted call is a slot whose answer time is filled in later."""
+
+    paused_until: float
+
+    def free_at(self, now: float) -> float | None:
+        """When a new call fits (`now` or later); None when that waits on a call still in flight."""
+
+    def grant(self) -> list[float | None]:
+        """Count a call about to be sent; returns its slot."""
+
+    def answered(self, slot: list[float | None], now: float) -> None:
+        """The call came back (or failed) at `now`."""
+
+    def idle(self, now: float) -> bool:
+        """Whether nothing is held or paused (so the budget can be forgotten)."""
+
+
+class CallWindow:
+    """At most `limit.calls` in any `limit.period`: calls in flight, plus answered ones until a period after."""
+
+    def __init__(self, limit: Limit) -> None:
+        self.limit = limit
+        self._in_flight = 0
+        #: when each answered call leaves the window; answers arrive in time order, so this stays sorted
+        self._leaves: deque[float] = deque()
+        self.paused_until = 0.0
+
+    def free_at(self, now: float) -> float | None:
+        """When a new call fits (`now` or later); None when that waits on a call still in flight."""
+        while self._leaves and self._leaves[0] <= now:
+            self._leaves.popleft()
+        excess = self._in_flight + len(self._leaves) - self.limit.calls + 1
+        if excess <= 0:
+            at = now
+        elif excess <= len(self._leaves):
+            at = self._leaves[excess - 1]
+        else:
+            return None
+        return max(at, self.paused_until)
+
+    def grant(self) -> list[float | None]:
+        """Count a call that is about to be sent."""
+        self._in_flight += 1
+        return [None]
+
+    def answered(self, slot: list[float | None], now: float) -> None:
+        """The call came back (or failed): it leaves the window one period from now."""
+        slot[0] = now
+        self._in_flight -= 1
+        self._leaves.append(now + self.limit.period)
+
+    def idle(self, now: float) -> bool:
+        """Whether the window holds nothing and pauses nothing (so it can be forgotten)."""
+        return self.free_at(now) == now and self._in_flight == 0 and not self._leaves
+
+
+class TokenBucket:
+    """A burst of `burst` calls, then `rate` a second: Telegram's "about one a second per chat, short bursts allowed".
+
+    For Telegram's bucket (counting calls at unknown moments between grant and answer) to admit call
+    k, the calls from any earlier call j to k must fit in `burst` plus what refills between them.
+    Taking j at its answer and k at its grant makes that hold whatever the latency: the m-th most
+    recent call must have been answered at least (m + 1 - burst) / rate seconds ago.
+    """
+
+    #: answered calls remembered; an older one cannot hold up a new call once these have been spaced
+    HISTORY = 64
+
+    def __init__(self, burst: int, rate: float) -> None:
+        if burst < 1 or rate <= 0:
+            raise ValueError("a token bucket needs a burst of at least one and a positive rate")
+        self.burst = burst
+        self.rate = rate
+        self._slots: deque[list[float | None]] = deque()
+        self.paused_until = 0.0
+
+    def free_at(self, now: float) -> float | None:
+        """When a new call fits (`now` or later); None when that waits on a call still in flight."""
+        at = max(now, self.paused_until)
+        for recency, slot in enumerate(reversed(self._slots), start=1):
+            if recency < self.burst:
+                continue
+            if slot[0] is None:
+                return None
+            at = max(at, slot[0] + (recency + 1 - self.burst) / self.rate)
+        return at
+
+    def grant(self) -> list[float | None]:
+        """Count a call that is about to be sent."""
+        slot: list[float | None] = [None]
+        self._slots.append(slot)
+        while len(self._slots) > self.HISTORY and self._slots[0][0] is not None:
+            self._slots.popleft()
+        return slot
+
+    def answered(self, slot: list[float | None], now: float) -> None:
+        """The call came back (or failed) at `now`."""
+        slot[0] = now
+
+    def idle(self, now: float) -> bool:
+        """Whether the bucket has refilled and pauses nothing (so it can be forgotten)."""
+        if now < self.paused_until or any(slot[0] is None for slot in self._slots):
+            return False
+        return not self._slots or (self._slots[-1][0] or 0.0) + self.burst / self.rate <= now
+
+
+@dataclass
+class _ChatBudget:
+    budget: Budget
+    #: calls to one chat are granted in arrival order
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def is_flood_call(endpoint: str, data: dict[str, Any]) -> bool:
+    """Whether a Bot API call counts toward flood limits: it acts in a chat (has chat_id) and posts or changes."""
+    if data.get("chat_id") is None:
+        return False
+    return endpoint.startswith(_FLOOD_PREFIXES) or endpoint in _FLOOD_METHODS
+
+
+def is_group_chat(chat_id: object) -> bool:
+    """Groups, supergroups and channels have negative ids (or an @username); private chats positive ids."""
+    if isinstance(chat_id, str):
+        try:
+            chat_id = int(chat_id)
+        except ValueError:
+            return True
+    return isinstance(chat_id, int) and chat_id < 0
+
+
+def _retry_seconds(error: RetryAfter) -> float:
+    value = error._retry_after  # the public property warns about its changing type
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+class TelegramRateLimiter(BaseRateLimiter[int]):
+    """Flood control per bot, per private chat and per group; `rate_limit_args` overrides the retries after a 429."""
+
+    def __init__(self, *, overall: Limit = Limit(30, 1.0), private_burst: int = 3, private_rate: float = 1.0,
+                 group: Limit = Limit(20, 60.0), max_retries: int = 3, max_wait: float = 5.0) -> None:
+        self._overall = CallWindow(overall)
+        self._private_burst = private_burst
+        self._private_rate = private_rate
+        self._group_limit = group
+        self._max_retries = max_retries
+        self._max_wait = max_wait
+        self._clock = time.monotonic
+        self._chats: dict[object, _ChatBudget] = {}
+        self._overall_turn = asyncio.Lock()
+        self._answer = asyncio.Event()
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to tear down."""
+
+    async def process_request(self, callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+                              args: Any, kwargs: dict[str, Any], endpoint: str, data: dict[str, Any],
+                              rate_limit_args: int | None) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        """Send the call when every budget it counts against has room; retry after a 429."""
+        if not is_flood_call(endpoint, data):
+            return await callback(*args, **kwargs)
+        chat = self._chat(data["chat_id"])
+        retries = self._max_retries if rate_limit_args is None else rate_limit_args
+        attempt = 0
+        while True:
+            slots = await self._take_turn(chat)
+            try:
+                return await callback(*args, **kwargs)
+            except RetryAfter as error:
+                wait = _retry_seconds(error)
+                until = self._clock() + wait
+                chat.budget.paused_until = max(chat.budget.paused_until, until)
+                self._overall.paused_until = max(self._overall.paused_until, until)
+                if attempt >= retries:
+                    raise
+                attempt += 1
+                log.warning("Telegram asked to slow down (%s): waiting %.1fs before retry %d", endpoint, wait, attempt)
+            finally:
+                self._done(chat, slots)
+
+    def _chat(self, chat_id: object) -> _ChatBudget:
+        key = str(chat_id)
+        chat = self._chats.get(key)
+        if chat is None:
+            if len(self._chats) >= _FORGET_AFTER:
+                self._forget_idle_chats()
+            budget: Budget = (CallWindow(self._group_limit) if is_group_chat(chat_id)
+                              else TokenBucket(self._private_burst, self._private_rate))
+            chat = self._chats[key] = _ChatBudget(budget)
+        return chat
+
+    def _forget_idle_chats(self) -> None:
+        now = self._clock()
+        for key in [key for key, chat in self._chats.items() if not chat.turn.locked() and chat.budget.idle(now)]:
+            del self._chats[key]
+
+    async def _take_turn(self, chat: _ChatBudget) -> tuple[list[float | None], list[float | None]]:
+        # The chat's turn first, so a chat that must wait does not hold up the others; then the bot's.
+        # While this call holds the chat's turn nobody else is granted in that chat, so the chat's
+        # budget can only gain room while we wait for the bot's; both are granted at the same moment.
+        self._refuse_long_wait(chat)
+        async with chat.turn:
+            self._refuse_long_wait(chat)
+            await self._until_free(chat.budget)
+            async with self._overall_turn:
+                await self._until_free(self._overall)
+                while (at := chat.budget.free_at(self._clock())) is None or at > self._clock():
+                    await self._until_free(chat.budget)  # only a 429 pause can land here
+                return chat.budget.grant(), self._overall.grant()
+
+    def _refuse_long_wait(self, chat: _ChatBudget) -> None:
+        now = self._clock()
+        at = chat.budget.free_at(now)
+        if at is not None and at - now > self._max_wait:
+            raise RetryAfter(timedelta(seconds=math.ceil(at - now)))
+
+    def _done(self, chat: _ChatBudget, slots: tuple[list[float | None], list[float | None]]) -> None:
+        now = self._clock()
+        chat.budget.answered(slots[0], now)
+        self._overall.answered(slots[1], now)
+        # wake everyone waiting on an answer; each re-checks its own budgets
+        self._answer.set()
+        self._answer = asyncio.Event()
+
+    async def _until_free(self, window: Budget) -> None:
+        while True:
+            now = self._clock()
+            at = window.free_at(now)
+            if at is not None and at <= now:
+                return
+            answer = self._answer
+            timeout = None if at is None else at - now
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answer.wait(), timeout)

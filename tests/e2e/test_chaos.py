@@ -1,0 +1,50 @@
+"""Crash safety: the chaos run in CI size (SIGKILLs during intake, submit, poll and delivery), and redelivered updates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.chaos import PHASES, ChaosConfig, run_chaos
+from bot.store import JobRepository, create_engine, session_factory
+from tests.e2e.conftest import ALICE
+from tests.e2e.helpers import media, wait_media, wait_text
+from tests.fakes import samples
+
+
+@pytest.mark.timeout(150)
+async def test_killing_the_bot_loses_nothing_and_leaves_nothing_unfinished(tmp_path: Path):
+    report = await run_chaos(ChaosConfig(jobs=30, kills=3, seed=20241, chats=12, timeout=60, workdir=tmp_path),
+                             say=lambda line: None)
+    assert report.kills == 3
+    assert set(report.kill_phases) <= set(PHASES)  # each kill fired in the phase it was armed for
+    assert len(set(report.kill_phases)) == 3
+    assert report.lost == 0, report.table()
+    assert report.stuck == 0, report.table()
+    assert report.duplicated <= report.kills, report.table()
+    assert report.delivered + report.failed_told == report.jobs
+    assert report.clean_exit
+
+
+@pytest.mark.parametrize("task_seconds", [4.0])
+async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bot, telegram, settings, alice_chat):
+    request = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
+    await wait_text(telegram, alice_chat.id, "queued")
+    await bot.stop()
+    # a bot killed after storing the job but before confirming the update gets the same message again
+    telegram._state.push_update("message", request)
+    await bot.start()
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert result.reply_to_message_id == request["message_id"]
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            assert await JobRepository(session).get(2) is None  # one job, not two
+    finally:
+        await engine.dispose()
+    assert telegram.pending_updates == 0  # taken, and confirmed
+    statuses = [call for call in telegram.calls
+                if call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳")]
+    assert len(statuses) == 1
+    assert len(media(telegram, alice_chat.id)) == 1
