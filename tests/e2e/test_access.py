@@ -167,12 +167,6 @@ async def test_the_daily_limit_says_when_to_try_again_and_refused_requests_do_no
 FLOOD = 40
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "UpdateIntake hands every update to one pool of 16 handler slots in arrival order; a flooding chat's "
-    "handlers hold them while they wait for that chat's flood window (1 message/s) to send their status "
-    "message, so the other chat's updates are not even read for ~1 s per flooding message. Handling "
-    "each chat's updates in its own lane (a per-chat lock taken before the shared slots) serves the "
-    "other chat in ~3 s, with 2 of the 40 flood results out."))
 @pytest.mark.parametrize("task_seconds", [0.3])
 async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, telegram, monkeypatch):
     # the flood is not meant to finish here: stopping cancels what is left without the full grace
