@@ -1,18 +1,39 @@
 """Polling: status checks per task and the delay to notice completion, for heavy-tailed task durations.
 
-Durations are log-normal with median 8 s and 95th percentile 40 s (σ = ln 5 / 1.645), drawn once
-from a seed and replayed, in order of task creation, for each policy: the bot's adaptive schedule,
-fixed 2-second polling (the provider SDK's default) and fixed 5-second polling. The sandbox runs
-tasks `scale` times as long (0.05: a median task takes 0.4 s) and the bot's poll delays are scaled
-the same way through POLL_TIME_SCALE, so every figure converts back to unscaled seconds. Requests
-arrive as a Poisson stream, from many chats, with Telegram limits off (this measures polling only).
+Over the run, durations are log-normal with median 8 s and 95th percentile 40 s (σ = ln 5 / 1.645
+≈ 0.98). As with a real service, most of that spread is explained by the request (scenario
+"sized", the default, which the JSON figures come from): each request is one of /upscale 2,
+/colorize and /restore on a 4:3 photo of its own size, and its task takes
+
+    8 s × operation factor × (megapixels / 0.3) × e^ε,   ε ~ N(0, 0.3²)
+
+with operation factors 1, 0.8 and 1.25 (equally likely) and megapixels log-normal around 0.3
+(σ_size ≈ 0.91, clipped to 0.02..3 MP), so that the factors, the size and the noise together keep
+the overall log-normal (0.30² + 0.18² + 0.91² ≈ 0.98²). Work linear in pixels is what upscaling,
+colorizing and restoring do; the within-class noise σ = 0.3 (90% of one operation's tasks on one
+size within ×0.6..×1.6 of their median) stands for queueing and load on the provider's side, which
+the request cannot tell. Scenario "independent" keeps the older set-up: one /upscale 2 on a 64×48
+photo and durations drawn independently of everything (only the marginal can be learned).
+
+Durations are drawn once from a seed and replayed for each policy: the bot's adaptive schedule,
+fixed 2-second polling (the provider SDK's default) and fixed 5-second polling. Sized tasks get
+theirs by (operation, input pixels), unique per request, so each request takes the same time under
+every policy whatever order the sandbox sees them in. The sandbox runs tasks `scale` times as long
+(0.1: a median task takes 0.8 s) and the bot's poll delays are scaled the same way through
+POLL_TIME_SCALE, so every figure converts back to unscaled seconds. Requests arrive as a Poisson
+stream, from many chats, with Telegram limits off (this measures polling only).
+
+    python -m bench.perf.polling [--scenario sized|independent] [--tasks 100] [--seed 5]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import bisect
 import math
 import random
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +47,32 @@ P95_S = 40.0
 SIGMA = math.log(P95_S / MEDIAN_S) / 1.6448536
 CAPTION = "/upscale 2"
 POLICIES = ("adaptive", "fixed:2", "fixed:5")
+SCENARIOS = ("sized", "independent")
+
+#: (caption, the sandbox's operation name, duration factor) of the sized scenario's operations
+OPERATIONS = (("/upscale 2", "imgupscale", 1.0), ("/colorize", "colorize", 0.8), ("/restore", "restoration", 1.25))
+#: log-space spread of one operation's durations on one input size
+WITHIN_SIGMA = 0.3
+MEDIAN_MEGAPIXELS = 0.3
+MIN_MEGAPIXELS, MAX_MEGAPIXELS = 0.02, 3.0
+_OPERATION_VARIANCE = sum(math.log(factor) ** 2 for _, _, factor in OPERATIONS) / len(OPERATIONS)
+SIZE_SIGMA = math.sqrt(SIGMA ** 2 - WITHIN_SIGMA ** 2 - _OPERATION_VARIANCE)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of a run: what the user sends, and how long its task takes (unscaled seconds)."""
+
+    caption: str
+    operation: str
+    width: int
+    height: int
+    duration: float
+
+    @property
+    def pixels(self) -> int:
+        """The input's pixel count."""
+        return self.width * self.height
 
 
 @dataclass(frozen=True)
@@ -58,10 +105,59 @@ class DurationReplay:
         return duration * self._scale
 
 
+class SizedReplay:
+    """Gives each task its request's drawn duration (scaled), found by operation and input pixels."""
+
+    def __init__(self, requests: list[Request], scale: float) -> None:
+        self._by_size: dict[str, list[tuple[int, float]]] = {}
+        for request in requests:
+            self._by_size.setdefault(request.operation, []).append((request.pixels, request.duration))
+        for entries in self._by_size.values():
+            entries.sort()
+        self._scale = scale
+        self.assigned: dict[str, float] = {}
+        #: tasks whose input size matched no request exactly (the bot resized it): the nearest was used
+        self.unmatched = 0
+
+    def __call__(self, operation: str, task_id: str, *, input_pixels: int | None = None) -> float:
+        entries = self._by_size[operation]
+        index = min(bisect.bisect_left(entries, (input_pixels or 0, -math.inf)), len(entries) - 1)
+        if index > 0 and abs(entries[index - 1][0] - (input_pixels or 0)) < abs(entries[index][0] - (input_pixels or 0)):
+            index -= 1
+        pixels, duration = entries[index]
+        self.unmatched += pixels != input_pixels
+        self.assigned[task_id] = duration
+        return duration * self._scale
+
+
 def draw_durations(count: int, seed: int) -> list[float]:
-    """Log-normal task durations in seconds (median 8, 95th percentile 40)."""
+    """Log-normal task durations in seconds (median 8, 95th percentile 40), independent of the request."""
     rng = random.Random(seed)
     return [rng.lognormvariate(math.log(MEDIAN_S), SIGMA) for _ in range(count)]
+
+
+def draw_requests(count: int, seed: int) -> list[Request]:
+    """Requests of the sized scenario: operation, a unique input size, and the task's duration."""
+    rng = random.Random(seed)
+    requests: list[Request] = []
+    taken: set[tuple[str, int]] = set()
+    while len(requests) < count:
+        caption, operation, factor = rng.choice(OPERATIONS)
+        megapixels = min(MAX_MEGAPIXELS, max(MIN_MEGAPIXELS, rng.lognormvariate(math.log(MEDIAN_MEGAPIXELS), SIZE_SIGMA)))
+        width = round(math.sqrt(megapixels * 1e6 * 4 / 3))
+        height = round(width * 3 / 4)
+        noise = rng.gauss(0.0, WITHIN_SIGMA)
+        while (operation, width * height) in taken:  # a size already used: one pixel wider keeps it unique
+            width += 1
+        taken.add((operation, width * height))
+        duration = MEDIAN_S * factor * (width * height / 1e6 / MEDIAN_MEGAPIXELS) * math.exp(noise)
+        requests.append(Request(caption, operation, width, height, duration))
+    return requests
+
+
+def independent_requests(count: int, seed: int) -> list[Request]:
+    """Requests of the independent scenario: the same small /upscale 2 photo, durations drawn apart."""
+    return [Request(CAPTION, "imgupscale", 64, 48, duration) for duration in draw_durations(count, seed)]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -75,11 +171,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-async def run_policy(policy: str, durations: list[float], *, scale: float, arrivals_per_s: float, seed: int,
-                     workdir: Path, chats: int = 60, database_url: str | None = None) -> PollingResult:
-    """Run every duration through the bot with one poll policy."""
-    replay = DurationReplay(durations, scale)
-    photo = samples.jpeg(64, 48)
+async def run_policy(policy: str, requests: list[Request], *, scale: float, arrivals_per_s: float, seed: int,
+                     workdir: Path, sized: bool = True, chats: int = 60, database_url: str | None = None,
+                     photos: dict[tuple[int, int], bytes] | None = None) -> PollingResult:
+    """Run every request through the bot with one poll policy."""
+    durations = [request.duration for request in requests]
+    replay: SizedReplay | DurationReplay = SizedReplay(requests, scale) if sized else DurationReplay(durations, scale)
+    photos = photos if photos is not None else make_photos(requests)
     rng = random.Random(seed)
     async with world(task_duration=replay) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, database_url or f"sqlite+aiosqlite:///{workdir}/bot.db", telegram_rate_limit="false",
@@ -89,11 +187,12 @@ async def run_policy(policy: str, durations: list[float], *, scale: float, arriv
             cpu_before, started = bot.stats.cpu_seconds(), time.monotonic()
             users = [User(7000 + index, f"Poller{index}") for index in range(chats)]
             next_at = time.monotonic()
-            for index in range(len(durations)):
+            for index, request in enumerate(requests):
                 next_at += rng.expovariate(arrivals_per_s)
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
                 user = users[index % chats]
-                telegram.user_sends(private_chat(user), user, photo=photo, caption=CAPTION)
+                telegram.user_sends(private_chat(user), user, photo=photos[request.width, request.height],
+                                    caption=request.caption)
             longest = max(durations) * scale
             results = OkCounter(telegram, RESULT_METHODS, first_call)
             await wait_until(lambda: results() >= len(durations),
@@ -112,12 +211,44 @@ async def run_policy(policy: str, durations: list[float], *, scale: float, arriv
                          bot_cpu_pct=cpu_pct, details=details)
 
 
-async def run_polling(tasks: int, *, scale: float, arrivals_per_s: float, seed: int,
-                      workdir: Path) -> dict[str, PollingResult]:
-    """The three policies over the same durations, one bot run each."""
-    durations = draw_durations(tasks, seed)
+def make_photos(requests: list[Request]) -> dict[tuple[int, int], bytes]:
+    """One JPEG per input size the requests use."""
+    return {(request.width, request.height): samples.jpeg(request.width, request.height, quality=80)
+            for request in requests}
+
+
+async def run_polling(tasks: int, *, scale: float, arrivals_per_s: float, seed: int, workdir: Path,
+                      scenario: str = "sized") -> dict[str, PollingResult]:
+    """The three policies over the same requests and durations, one bot run each."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown polling scenario {scenario!r}")
+    sized = scenario == "sized"
+    requests = draw_requests(tasks, seed) if sized else independent_requests(tasks, seed)
+    photos = make_photos(requests)
     results = {}
     for index, policy in enumerate(POLICIES):
-        results[policy] = await run_policy(policy, durations, scale=scale, arrivals_per_s=arrivals_per_s,
-                                           seed=seed, workdir=workdir / f"poll-{index}")
+        results[policy] = await run_policy(policy, requests, scale=scale, arrivals_per_s=arrivals_per_s, seed=seed,
+                                           workdir=workdir / f"poll-{index}", sized=sized, photos=photos)
     return results
+
+
+def main() -> None:
+    """Run the polling section alone, in either scenario, and print each policy's figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", choices=SCENARIOS, default="sized")
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--scale", type=float, default=0.1)
+    parser.add_argument("--arrivals", type=float, default=3.0, help="requests per (real) second")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-polling-") as workdir:
+        results = asyncio.run(run_polling(options.tasks, scale=options.scale, arrivals_per_s=options.arrivals,
+                                          seed=options.seed, workdir=Path(workdir), scenario=options.scenario))
+    print(f"polling, {options.scenario} durations, {options.tasks} tasks, seed {options.seed}; unscaled seconds")
+    for policy, result in results.items():
+        print(f"  {policy:<9} polls/task {result.polls_per_task:5.2f}   lag p50 {result.lag_p50_s:5.2f} s   "
+              f"p95 {result.lag_p95_s:5.2f} s   max {result.lag_max_s:6.2f} s   (bot CPU {result.bot_cpu_pct:.0f}%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf.world import BOTMAIN, NOT_PER_JOB, RESULT_METHODS, OkCounter, bot_env, running_bot, wait_until, world
+from bench.perf.world import NOT_PER_JOB, RESULT_METHODS, OkCounter, bot_env, running_bot, wait_until, world
 from tests.fakes import samples
 from tests.fakes.telegram import User, private_chat
 
@@ -34,7 +34,7 @@ async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: 
     photo = samples.jpeg(64, 48)
     async with world(task_seconds=0.0) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, database_url, telegram_rate_limit="false")
-        async with running_bot(telegram, env, workdir, BOTMAIN) as bot:
+        async with running_bot(telegram, env, workdir) as bot:
             first_call = len(telegram.calls)
             users = [User(5000 + index, f"User{index}") for index in range(chats)]
             cpu_before = bot.stats.cpu_seconds()

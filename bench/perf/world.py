@@ -1,8 +1,8 @@
 """The benchmark's world: the fake Bot API and the sandbox in this process, the real bot in a subprocess.
 
-The bot runs as its own process (`python -m bot`, or `bench/perf/botmain.py` where a benchmark needs a
-setting that bot/runtime.py does not pass on yet), so its memory and CPU can be read from /proc
-without counting the fakes, and the fakes' work does not slow the bot's event loop.
+The bot runs as its own process (`python -m bot`, every setting from its environment), so its memory
+and CPU can be read from /proc without counting the fakes, and the fakes' work does not slow the bot's
+event loop.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from tests.fakes.telegram import FakeTelegram
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_KEY = "bench-service-key-0123456789abcdef"
 WORKER_ID = "bench-worker"
-#: the bot's entry point with the settings runtime.py does not pass on yet (see botmain.py)
-BOTMAIN = ("-m", "bench.perf.botmain")
+#: the bot's entry point: `python -m bot` (kept as a name for the sections that pass it explicitly)
+BOTMAIN = ("-m", "bot")
 #: methods whose success means a result reached the chat
 RESULT_METHODS = frozenset({"sendPhoto", "sendDocument", "sendMediaGroup"})
 #: calls that do not count as the jobs' Telegram traffic (issue 5: every call but these; start-up calls

@@ -336,8 +336,9 @@ class Worker:
             await self._retry_submit(job, operation, retry_after, repr(error), counted=maybe_created)
         else:
             now = self._clock()
-            first = self.schedule.first_delay(operation.name, operation.typical_seconds)
-            await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now,
+            input_pixels = max((image.width * image.height for image in images), default=None)
+            first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
+            await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
                                next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
                                lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
@@ -389,7 +390,7 @@ class Worker:
         now = self._clock()
         age = (now - (job.submitted_at or job.created_at)).total_seconds()
         if task.state is TaskState.COMPLETED:
-            self.schedule.record(job.operation, age)
+            self.schedule.record(job.operation, age, job.input_pixels)
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
                                      next_check_at=now)
             if job is not None:
@@ -400,7 +401,7 @@ class Worker:
         elif now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
-            delay = self.schedule.next_delay(job.operation, age)
+            delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
             await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None)
 

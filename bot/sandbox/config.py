@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,7 +39,9 @@ class SandboxConfig:
 
     api_key: str = field(default="sandbox-key", repr=False)
     task_seconds: float = 3.0
-    #: (operation, task_id) -> seconds a task stays at status 0; overrides task_seconds when set
+    #: (operation, task_id) -> seconds a task stays at status 0; overrides task_seconds when set. A
+    #: callable that also takes a keyword `input_pixels` is called once the task's images are loaded,
+    #: with the largest one's pixel count (None without a readable image), so time can grow with size
     task_duration: Callable[[str, str], float] | None = None
     credits: int = 1000
     #: None turns rate limiting off; otherwise a token bucket with burst max(1, rate)
@@ -60,8 +63,22 @@ class SandboxConfig:
         if self.upload_slot_seconds <= 0:
             raise ValueError("upload_slot_seconds must be positive")
 
-    def duration_of(self, operation: str, task_id: str) -> float:
+    @property
+    def duration_needs_input(self) -> bool:
+        """Whether task_duration wants the input's size (it has an `input_pixels` parameter)."""
+        if self.task_duration is None:
+            return False
+        try:
+            return "input_pixels" in inspect.signature(self.task_duration).parameters
+        except (TypeError, ValueError):  # a callable whose signature cannot be read takes the plain form
+            return False
+
+    def duration_of(self, operation: str, task_id: str, input_pixels: int | None = None) -> float:
         """Seconds the task stays in progress before it finishes."""
-        if self.task_duration is not None:
-            return max(0.0, float(self.task_duration(operation, task_id)))
-        return self.task_seconds
+        if self.task_duration is None:
+            return self.task_seconds
+        if self.duration_needs_input:
+            duration = self.task_duration(operation, task_id, input_pixels=input_pixels)  # type: ignore[call-arg]
+        else:
+            duration = self.task_duration(operation, task_id)
+        return max(0.0, float(duration))

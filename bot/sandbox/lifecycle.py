@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import time
 from collections.abc import Callable
+
+from PIL import Image
 
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector
@@ -40,8 +43,10 @@ class TaskRunner:
         """Register a task at status 0 and start its work."""
         task_id = new_task_id()
         created = time.monotonic()
-        task = SandboxTask(task_id=task_id, operation=spec.operation, created_at=created,
-                           due_at=created + self._config.duration_of(spec.operation, task_id))
+        # a duration that depends on the input's size is set once the input is loaded (_prepare);
+        # the task cannot finish before that anyway
+        duration = 0.0 if self._config.duration_needs_input else self._config.duration_of(spec.operation, task_id)
+        task = SandboxTask(task_id=task_id, operation=spec.operation, created_at=created, due_at=created + duration)
         self._state.tasks[task_id] = task
         injected_failure = self._faults.fails_task()
         job = asyncio.create_task(self._run(task, spec, injected_failure), name=f"sandbox-task-{task_id}")
@@ -87,6 +92,18 @@ class TaskRunner:
         self.settle(task)
 
     async def _prepare(self, task: SandboxTask, spec: TaskSpec, injected_failure: bool) -> Outcome:
+        if not self._config.duration_needs_input:
+            return await self._outcome(task, spec, injected_failure)
+        inputs: dict[str, bytes] = {}
+        try:
+            inputs = {role: await self._loader.load(reference) for role, reference in spec.images.items()}
+        except InputError:
+            pass  # the outcome below loads them again and fails the task with the reason
+        task.due_at = task.created_at + self._config.duration_of(spec.operation, task.task_id, _largest_pixels(inputs))
+        return await self._outcome(task, spec, injected_failure, inputs or None)
+
+    async def _outcome(self, task: SandboxTask, spec: TaskSpec, injected_failure: bool,
+                       loaded: dict[str, bytes] | None = None) -> Outcome:
         if NSFW_TRIGGER in spec.prompt:
             return Outcome(failure="content rejected as NSFW", nsfw=True)
         if FAIL_TRIGGER in spec.prompt:
@@ -94,7 +111,7 @@ class TaskRunner:
         if injected_failure:
             return Outcome(failure="generation failed (injected fault)")
         try:
-            inputs = {role: await self._loader.load(reference) for role, reference in spec.images.items()}
+            inputs = loaded or {role: await self._loader.load(reference) for role, reference in spec.images.items()}
             async with self._render_slots:
                 rendering = await asyncio.to_thread(render, spec.operation, spec.params, inputs)
         except InputError as error:
@@ -110,3 +127,15 @@ class TaskRunner:
                                                       for item in items))
                        for template_id, items in rendering.groups)
         return Outcome(files=files, avatar_groups=groups)
+
+
+def _largest_pixels(inputs: dict[str, bytes]) -> int | None:
+    """The pixel count of the largest readable input image (its header only), None without one."""
+    sizes = []
+    for data in inputs.values():
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                sizes.append(image.width * image.height)
+        except (OSError, ValueError, Image.DecompressionBombError):
+            continue
+    return max(sizes, default=None)

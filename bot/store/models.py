@@ -114,6 +114,8 @@ class Job(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: pixels of the largest input image as submitted (the poll schedule places checks by input size)
+    input_pixels: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class Chat(Base):

@@ -69,6 +69,8 @@ class JobRecord:
     updated_at: datetime
     submitted_at: datetime | None
     finished_at: datetime | None
+    #: pixels of the largest input image as submitted, for the poll schedule (None: no input, or older rows)
+    input_pixels: int | None = None
 
     @property
     def is_final(self) -> bool:

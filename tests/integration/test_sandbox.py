@@ -11,6 +11,7 @@ import socket
 import struct
 import time
 import zlib
+from tests.fakes import samples
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -190,6 +191,22 @@ async def test_task_duration_callable_overrides_task_seconds() -> None:
         assert (await finish(client, quick))["status"] == 1
         assert (await client.get(f"/v1/aiart/tasks/{slow}")).json()["data"]["status"] == 0
     assert seen == ["colorize", "retouchskin"]
+
+
+async def test_task_duration_may_depend_on_the_input_size() -> None:
+    seen: list[tuple[str, int | None]] = []
+
+    def duration(operation: str, task_id: str, *, input_pixels: int | None = None) -> float:
+        seen.append((operation, input_pixels))
+        return 0.0 if (input_pixels or 0) < 10_000 else 60.0
+
+    async with running(SandboxConfig(api_key=API_KEY, task_seconds=60, task_duration=duration)) as (_, client):
+        small = await create(client, "/v1/aiart/colorize", {"userImageUrl": await upload(client, samples.jpeg(64, 48))})
+        large = await create(client, "/v1/aiart/colorize",
+                             {"userImageUrl": await upload(client, samples.jpeg(200, 150))})
+        assert (await finish(client, small))["status"] == 1
+        assert (await client.get(f"/v1/aiart/tasks/{large}")).json()["data"]["status"] == 0
+    assert sorted(seen) == [("colorize", 64 * 48), ("colorize", 200 * 150)]
 
 
 async def test_unknown_operation_is_a_404_envelope(sandbox: Sandbox, client: httpx.AsyncClient) -> None:
