@@ -58,6 +58,19 @@ class DurationModel:
         """The duration that a share `q` of tasks finish within."""
         return math.exp(self.mu + self.sigma * _UNIT_NORMAL.inv_cdf(q))
 
+    def within(self, low: float, high: float) -> tuple[float, float]:
+        """The mean and variance of log duration of a task known to have finished between `low` and `high` s."""
+        beta = (math.log(high) - self.mu) / self.sigma
+        alpha = (math.log(low) - self.mu) / self.sigma if low > 0 else -math.inf
+        mass = _UNIT_NORMAL.cdf(beta) - _UNIT_NORMAL.cdf(alpha)
+        if mass < 1e-9:
+            # far from where the model expects it: the end of the interval nearest to the model
+            return (math.log(high) if beta < 0 or low <= 0 else math.log(low)), 0.0
+        pdf_alpha = _UNIT_NORMAL.pdf(alpha) if low > 0 else 0.0
+        tilt = (pdf_alpha - _UNIT_NORMAL.pdf(beta)) / mass
+        spread = 1 + ((alpha * pdf_alpha if low > 0 else 0.0) - beta * _UNIT_NORMAL.pdf(beta)) / mass - tilt ** 2
+        return self.mu + self.sigma * tilt, self.sigma ** 2 * max(0.0, spread)
+
     def hazard_window(self, hazard: float) -> tuple[float, float] | None:
         """The ages at which a still-running task finishes at a rate of at least `hazard` per second."""
         window = _standard_window(round(self.sigma, 2), round(math.log(hazard * self.median), 2))
@@ -80,17 +93,41 @@ def _standard_window(sigma: float, log_scaled_hazard: float) -> tuple[float, flo
 
 
 @dataclass(frozen=True)
-class _Fit:
-    """One operation's regression: log duration = intercept + slope × log megapixels, and its spread."""
+class _Sums:
+    """Sufficient statistics of one operation's recent samples (x: log megapixels, y: log seconds)."""
 
-    intercept: float
-    slope: float
-    sigma: float
-    #: mean log megapixels of the samples, and the spread of log durations when the size is unknown
-    mean_x: float
-    overall_sigma: float
-    #: how much the data counts against the prior (0..1)
-    weight: float
+    #: samples with a known input size, their means and centred sums of squares and products
+    n: int = 0
+    mean_x: float = 0.0
+    mean_y: float = 0.0
+    sxx: float = 0.0
+    sxy: float = 0.0
+    syy: float = 0.0
+    #: all samples, sized or not: count, mean and centred sum of squares of y
+    count: int = 0
+    all_mean: float = 0.0
+    all_ss: float = 0.0
+
+    @classmethod
+    def of(cls, samples: list[tuple[float | None, float, float]]) -> _Sums:
+        """The sums of (log megapixels, log seconds, uncertainty of that) samples.
+
+        A sample's uncertainty (where in the gap between two checks the task ended) adds to the
+        spread as it would have had the exact durations been known.
+        """
+        ys = [y for _, y, _ in samples]
+        all_mean = sum(ys) / len(ys)
+        all_ss = sum((y - all_mean) ** 2 + v for _, y, v in samples)
+        sized = [(x, y, v) for x, y, v in samples if x is not None]
+        if not sized:
+            return cls(count=len(ys), all_mean=all_mean, all_ss=all_ss)
+        mean_x = sum(x for x, _, _ in sized) / len(sized)
+        mean_y = sum(y for _, y, _ in sized) / len(sized)
+        return cls(n=len(sized), mean_x=mean_x, mean_y=mean_y,
+                   sxx=sum((x - mean_x) ** 2 for x, _, _ in sized),
+                   sxy=sum((x - mean_x) * (y - mean_y) for x, y, _ in sized),
+                   syy=sum((y - mean_y) ** 2 + v for _, y, v in sized),
+                   count=len(ys), all_mean=all_mean, all_ss=all_ss)
 
 
 @dataclass
@@ -98,9 +135,9 @@ class PollSchedule:
     """Learns task durations per operation and input size, and places status checks around them."""
 
     #: while a task is likely to finish (see dense_hazard), checks come every `notice_interval` seconds
-    notice_interval: float = 2.0
+    notice_interval: float = 2.1
     #: the least chance per second that a running task finishes now for checks to be dense
-    dense_hazard: float = 0.035
+    dense_hazard: float = 0.03
     #: ... and the dense window ends by this share of tasks (of that operation and size) done
     dense_until: float = 0.98
     #: when a task's hazard never reaches dense_hazard (a very slow one), the first check comes
@@ -110,25 +147,31 @@ class PollSchedule:
     tail_share: float = 0.1
     min_interval: float = 1.0
     max_interval: float = 60.0
-    #: spread assumed (log-space standard deviation) until an operation has history
+    #: spread of durations (log-space standard deviation) assumed before anything has finished
     prior_sigma: float = 1.0
-    #: how many finished tasks the prior counts as: the first (and so mostly short) tasks only nudge it
-    prior_weight: int = 3
-    min_samples: int = 5
+    #: the assumed spread of one operation's durations on one input size (queueing, load), and how
+    #: many finished tasks that assumption counts as
+    prior_noise: float = 0.3
+    prior_noise_weight: float = 4.0
+    #: duration is assumed to grow in proportion to the input's pixels (log-log slope 1) ...
+    prior_slope: float = 1.0
+    #: ... held by this much (in units of the sum of squared log megapixels a sample set adds)
+    slope_ridge: float = 10.0
+    #: how far (log-space) an operation's pace may sit from what its typical duration suggests
+    #: relative to the other operations'
+    pace_spread: float = 0.3
     window: int = 300
-    #: how strongly the size slope is held at 0 (no size dependence) before the data shows one
-    slope_ridge: float = 1.0
     #: relative random spread of each delay, so checks of tasks started together drift apart
-    jitter: float = 0.03
+    jitter: float = 0.02
     #: every delay is multiplied by this (and recorded ages divided by it); 1 outside benchmarks
     time_scale: float = 1.0
     #: when set, the fixed policy: a check every so many (unscaled) seconds, nothing learned
     fixed_interval: float | None = None
     rng: random.Random = field(default_factory=random.Random)
-    _samples: dict[str, deque[tuple[float | None, float]]] = field(default_factory=dict, repr=False)
-    _finished: dict[str, int] = field(default_factory=dict, repr=False)
+    _samples: dict[str, deque[tuple[float | None, float, float]]] = field(default_factory=dict, repr=False)
     _typical: dict[str, float] = field(default_factory=dict, repr=False)
-    _fits: dict[str, _Fit | None] = field(default_factory=dict, repr=False)
+    _sums: dict[str, _Sums] = field(default_factory=dict, repr=False)
+    _models: dict[tuple[str, float | None], DurationModel] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.time_scale <= 0:
@@ -166,60 +209,71 @@ class PollSchedule:
         """Remember a finished task: `seconds` from submission to the check that saw it done."""
         if self.fixed_interval is not None:
             return
-        age = max(0.0, seconds) / self.time_scale
-        # the task finished somewhere in the gap before this check: take its middle
-        duration = max(0.05, age - self._gap_before(self.model(operation, input_pixels), age) / 2)
+        age = max(0.05, seconds / self.time_scale)
+        # the task finished somewhere since the check before this one: where, the model says best,
+        # and how unsure that is counts as spread (a wide gap says little about a short task)
+        model = self.model(operation, input_pixels)
+        y, uncertainty = model.within(self._previous_check(model, age), age)
         samples = self._samples.setdefault(operation, deque(maxlen=self.window))
-        samples.append((_log_megapixels(input_pixels), math.log(duration)))
-        self._finished[operation] = self._finished.get(operation, 0) + 1
-        self._fits.pop(operation, None)
+        samples.append((_log_megapixels(input_pixels), y, uncertainty))
+        self._sums.pop(operation, None)
+        # every operation's model leans on the others' (the shared slope and pace)
+        self._models.clear()
 
     def model(self, operation: str, input_pixels: int | None = None) -> DurationModel:
-        """The duration model of an operation's tasks with an input of this size (None: any size)."""
-        prior_mu = math.log(max(self._typical.get(operation, 10.0), 0.1))
-        fit = self._fit(operation)
-        if fit is None:
-            return DurationModel(prior_mu, self.prior_sigma)
+        """The duration model of an operation's tasks with an input of this size (None: any size).
+
+        log duration = level + slope × log megapixels + noise. The slope and the noise are shared
+        by all operations until one's own data says otherwise; an operation's level is learned from
+        its own tasks, starting from the others' pace scaled by its typical duration. The model's
+        spread adds what is still unsure about the level and the slope to the noise, so the first
+        tasks are checked over a wider window.
+        """
         x = _log_megapixels(input_pixels)
-        if x is None:
-            mu, sigma = fit.intercept + fit.slope * fit.mean_x, fit.overall_sigma
-        else:
-            mu, sigma = fit.intercept + fit.slope * x, fit.sigma
-        # the prior fades as tasks finish, so a wrong typical duration stops mattering once the
-        # operation has real history
-        return DurationModel(fit.weight * mu + (1 - fit.weight) * prior_mu,
-                             fit.weight * sigma + (1 - fit.weight) * self.prior_sigma)
+        key = (operation, None if x is None else round(x, 3))
+        if key not in self._models:
+            self._models[key] = self._predict(operation, x)
+        return self._models[key]
 
-    def _fit(self, operation: str) -> _Fit | None:
-        if operation in self._fits:
-            return self._fits[operation]
-        samples = self._samples.get(operation)
-        fit = None
-        if samples is not None and len(samples) >= self.min_samples:
-            fit = self._regress(list(samples), self._finished.get(operation, len(samples)))
-        self._fits[operation] = fit
-        return fit
+    def _predict(self, operation: str, x: float | None) -> DurationModel:
+        prior_mu = math.log(max(self._typical.get(operation, 10.0), 0.1))
+        sums = {name: self._sums_of(name) for name in self._samples}
+        sized = {name: s for name, s in sums.items() if s.n}
+        own = sums.get(operation, _Sums())
+        if x is None or not sized:
+            # no size to go by: the operation's own durations, starting from its typical one
+            weight = self.prior_noise_weight
+            mu = (own.count * own.all_mean + weight * prior_mu) / (own.count + weight)
+            variance = (weight * self.prior_sigma ** 2 + own.all_ss) / (weight + own.count)
+            return DurationModel(mu, math.sqrt(variance))
+        ridge = self.slope_ridge
+        shared_slope = (sum(s.sxy for s in sized.values()) + ridge * self.prior_slope) / (
+            sum(s.sxx for s in sized.values()) + ridge)
+        slopes = {name: (s.sxy + ridge * shared_slope) / (s.sxx + ridge) for name, s in sized.items()}
+        total = sum(s.n for s in sized.values())
+        residual = sum(s.syy - 2 * slopes[name] * s.sxy + slopes[name] ** 2 * s.sxx for name, s in sized.items())
+        noise = (self.prior_noise_weight * self.prior_noise ** 2 + residual) / (
+            self.prior_noise_weight + max(0, total - len(sized)))
+        # the common pace: how much slower or faster than typical the operations run at 1 MP
+        pace = sum(s.n * (s.mean_y - shared_slope * s.mean_x - math.log(max(self._typical.get(name, 10.0), 0.1)))
+                   for name, s in sized.items()) / total
+        prior_variance = noise / total + self.pace_spread ** 2
+        mean_x = own.mean_x if own.n else sum(s.n * s.mean_x for s in sized.values()) / total
+        level = pace + prior_mu + shared_slope * mean_x
+        level_variance = prior_variance
+        if own.n:
+            # the operation's own mean, weighed against the prior by how sure each is
+            level_variance = 1 / (own.n / noise + 1 / prior_variance)
+            level = level_variance * (own.n * own.mean_y / noise + level / prior_variance)
+        slope = slopes.get(operation, shared_slope)
+        slope_variance = noise / (own.sxx + ridge)
+        mu = level + slope * (x - mean_x)
+        return DurationModel(mu, math.sqrt(noise + level_variance + slope_variance * (x - mean_x) ** 2))
 
-    def _regress(self, samples: list[tuple[float | None, float]], finished: int) -> _Fit:
-        """Least squares of log duration on log megapixels, the slope shrunk towards 0 (ridge)."""
-        ys = [y for _, y in samples]
-        mean_y = sum(ys) / len(ys)
-        overall = _spread([y - mean_y for y in ys])
-        sized = [(x, y) for x, y in samples if x is not None]
-        slope, mean_x, intercept = 0.0, 0.0, mean_y
-        if len(sized) >= self.min_samples:
-            mean_x = sum(x for x, _ in sized) / len(sized)
-            sized_mean_y = sum(y for _, y in sized) / len(sized)
-            sxx = sum((x - mean_x) ** 2 for x, _ in sized)
-            sxy = sum((x - mean_x) * (y - sized_mean_y) for x, y in sized)
-            slope = min(2.0, max(-1.0, sxy / (sxx + self.slope_ridge)))
-            intercept = sized_mean_y - slope * mean_x
-            residuals = [y - intercept - slope * x for x, y in sized]
-            sigma = _spread(residuals)
-        else:
-            sigma = overall
-        return _Fit(intercept=intercept, slope=slope, sigma=sigma, mean_x=mean_x, overall_sigma=overall,
-                    weight=finished / (finished + self.prior_weight))
+    def _sums_of(self, operation: str) -> _Sums:
+        if operation not in self._sums:
+            self._sums[operation] = _Sums.of(list(self._samples[operation]))
+        return self._sums[operation]
 
     # ---- scheduling -------------------------------------------------------------------------------
 
@@ -262,15 +316,15 @@ class PollSchedule:
             return max(self.min_interval, self.notice_interval)
         return min(self.max_interval, max(self.min_interval, self.notice_interval, self.tail_share * age))
 
-    def _gap_before(self, model: DurationModel, age: float) -> float:
-        """The unscaled gap that ended with a check at `age` (none before the first check)."""
+    def _previous_check(self, model: DurationModel, age: float) -> float:
+        """The unscaled age of the check before the one at `age` (0 when that was the first check)."""
         if age <= self._first_check(model) * (1 + self.jitter):
             return 0.0
         window = self._window(model)
         if window is not None and age < window[1] + self.notice_interval:
-            return self.notice_interval
-        # the previous check was at age / (1 + tail_share) when the gap grows with age
-        return min(self.max_interval, max(self.notice_interval, age - age / (1 + self.tail_share)))
+            return age - self.notice_interval
+        # past the window each gap is a share of the age
+        return max(0.0, age - min(self.max_interval, max(self.notice_interval, age - age / (1 + self.tail_share))))
 
     def _jittered(self, seconds: float) -> float:
         if not self.jitter:
@@ -287,22 +341,3 @@ class PollSchedule:
 
 def _log_megapixels(pixels: int | None) -> float | None:
     return math.log(pixels / 1e6) if pixels else None
-
-
-def _spread(residuals: list[float]) -> float:
-    """A log-space standard deviation, from the median and 90th percentile of the residuals.
-
-    Quantiles rather than the second moment: one odd task (a retry, a stall) should not widen
-    every window; kept within 0.1..2.
-    """
-    ordered = sorted(residuals)
-    spread = (_quantile(ordered, 0.9) - _quantile(ordered, 0.5)) / _UNIT_NORMAL.inv_cdf(0.9)
-    return min(2.0, max(0.1, spread))
-
-
-def _quantile(ordered: list[float], q: float) -> float:
-    """The q-quantile of sorted values, interpolated between neighbours."""
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)

@@ -28,6 +28,7 @@ from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import DeliveryError, Failure, FailureKind, InputUnavailable, Notifier
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultUnavailable
+from bot.jobs.writes import JobWrites
 from bot.operations.catalogue import ArgumentError, InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
 
@@ -98,6 +99,7 @@ class Worker:
                  config: WorkerConfig, schedule: PollSchedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None) -> None:
         self._sessions = sessions
+        self._writes = JobWrites(sessions)
         self._client = client
         self._notifier = notifier
         self._operations = operations
@@ -193,17 +195,19 @@ class Worker:
     async def _claim_steps(self, limit: int) -> list[Callable[[], Awaitable[None]]]:
         """Claim due jobs, finishing work first (deliveries, then polls, then new submissions)."""
         steps: list[Callable[[], Awaitable[None]]] = []
-        phases = ((DELIVER_STATES, self.config.deliver_lease, self._deliver_step),
-                  (POLL_STATES, self.config.poll_lease, self._poll_step),
-                  (SUBMIT_STATES, self.config.submit_lease, self._submit_step))
+        # a submission's try is counted as it is claimed, before its risky part, so an input that
+        # crashes the process cannot loop forever
+        phases = ((DELIVER_STATES, self.config.deliver_lease, self._deliver_step, False),
+                  (POLL_STATES, self.config.poll_lease, self._poll_step, False),
+                  (SUBMIT_STATES, self.config.submit_lease, self._submit_step, True))
         now = self._clock()
         async with self._sessions() as session, session.begin():
             repository = JobRepository(session)
-            for states, lease, step in phases:
+            for states, lease, step, start_attempt in phases:
                 if len(steps) >= limit:
                     break
                 jobs = await repository.claim(states, owner=self.config.owner, now=now, lease_for=lease,
-                                              limit=limit - len(steps))
+                                              limit=limit - len(steps), start_attempt=start_attempt)
                 steps.extend(self._guarded(step, job, lease) for job in jobs)
         return steps
 
@@ -229,9 +233,7 @@ class Worker:
         while True:
             await asyncio.sleep(lease.total_seconds() / 3)
             try:
-                async with self._sessions() as session, session.begin():
-                    held = await JobRepository(session).update(job.id, owner=self.config.owner,
-                                                               lease_until=self._clock() + lease)
+                held = await self._writes.update(job.id, owner=self.config.owner, lease_until=self._clock() + lease)
             except Exception:  # the next round tries again; the lease has two more rounds to go
                 log.warning("job %s: could not renew its lease", job.id, exc_info=True)
                 continue
@@ -242,8 +244,7 @@ class Worker:
 
     async def _update(self, job: JobRecord, **changes: object) -> JobRecord | None:
         """Write changes if this worker still holds the job's lease (None when it was lost or cancelled)."""
-        async with self._sessions() as session, session.begin():
-            updated = await JobRepository(session).update(job.id, owner=self.config.owner, **changes)
+        updated = await self._writes.update(job.id, owner=self.config.owner, **changes)
         if updated is None:
             log.info("job %s: lease lost (cancelled or taken over); dropping this step", job.id)
         return updated
@@ -292,14 +293,10 @@ class Worker:
         if now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
             return
-        if job.attempts >= self.config.max_submit_attempts:
+        if job.attempts > self.config.max_submit_attempts:
             # every earlier attempt ended without an outcome (the step crashed, or the process died in it):
             # most likely the input itself, so it must not be tried forever
             await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, REPEATED_CRASH))
-            return
-        # counted before the risky part, so an input that crashes the process cannot loop forever
-        job = await self._update(job, state=JobState.SUBMITTING, attempts=job.attempts + 1)
-        if job is None:
             return
         posted = False
         try:

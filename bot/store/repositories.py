@@ -6,12 +6,17 @@ release its lease atomically.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
+    Select,
+    Update,
+    bindparam,
     CursorResult,
     RowMapping,
     Table,
@@ -36,10 +41,10 @@ def _to_record(row: RowMapping) -> JobRecord:
     return JobRecord(**{name: row[name] for name in JOB_RECORD_FIELDS})
 
 
-def _claimable(table: Any, states: Collection[JobState], now: datetime) -> ColumnElement[bool]:
-    """Jobs in `states` that are due and whose lease, if any, has run out."""
+def _claimable(table: Any, states: Any, now: Any) -> ColumnElement[bool]:
+    """Jobs in `states` (a list or an expanding parameter) that are due and whose lease, if any, has run out."""
     return and_(
-        table.c.state.in_(list(states)),
+        table.c.state.in_(states),
         table.c.next_check_at <= now,
         or_(table.c.lease_until.is_(None), table.c.lease_until < now),
     )
@@ -55,6 +60,50 @@ def _queued_by_since(user_id: int, since: datetime) -> tuple[ColumnElement[bool]
         jobs_table.c.user_id == user_id,
         jobs_table.c.created_at >= since,
         or_(jobs_table.c.error.is_(None), jobs_table.c.error.not_like(f"{REFUSED_PREFIX}%")),
+    )
+
+
+@functools.cache
+def _pick_statement() -> Select[tuple[int]]:
+    """Due jobs' ids in claim order (bound: states, now, limit), built once: it is the busiest query."""
+    states = bindparam("states", expanding=True)
+    now = bindparam("now", type_=jobs_table.c.next_check_at.type)
+    candidate = jobs_table.alias("candidate")
+    chat_rank = (
+        func.row_number()
+        .over(partition_by=candidate.c.chat_id, order_by=(candidate.c.next_check_at, candidate.c.id))
+        .label("chat_rank")
+    )
+    ranked = select(candidate.c.id, chat_rank).where(_claimable(candidate, states, now)).subquery()
+    # PostgreSQL forbids FOR UPDATE next to a window function, so the ranking lives in a
+    # subquery and only the outer `jobs` rows are locked. The claim conditions are repeated
+    # outside because PostgreSQL re-checks those (not the subquery's) on a row that another
+    # claimer committed after this statement's snapshot; rows still locked are skipped.
+    # SQLite ignores FOR UPDATE; its BEGIN IMMEDIATE already makes this the only writer.
+    return (
+        select(jobs_table.c.id)
+        .join(ranked, ranked.c.id == jobs_table.c.id)
+        .where(_claimable(jobs_table, states, now))
+        .order_by(ranked.c.chat_rank, jobs_table.c.next_check_at, jobs_table.c.id)
+        .limit(bindparam("limit", type_=Integer))
+        .with_for_update(of=jobs_table, skip_locked=True)
+    )
+
+
+@functools.cache
+def _lease_statement(start_attempt: bool) -> Update:
+    """Lease the jobs `ids` to `owner` until `lease_until`; optionally start a submission attempt."""
+    values: dict[str, Any] = {
+        "lease_owner": bindparam("owner", type_=jobs_table.c.lease_owner.type),
+        "lease_until": bindparam("lease_until", type_=jobs_table.c.lease_until.type),
+    }
+    if start_attempt:
+        values |= {"state": JobState.SUBMITTING, "attempts": jobs_table.c.attempts + 1}
+    return (
+        update(jobs_table)
+        .where(jobs_table.c.id.in_(bindparam("ids", expanding=True)))
+        .values(values)
+        .returning(*jobs_table.c)
     )
 
 
@@ -110,41 +159,21 @@ class JobRepository:
         now: datetime,
         lease_for: timedelta,
         limit: int,
+        start_attempt: bool = False,
     ) -> list[JobRecord]:
-        """Lease up to `limit` due jobs in `states` to `owner`, taking turns between chats."""
+        """Lease up to `limit` due jobs in `states` to `owner`, taking turns between chats.
+
+        With `start_attempt`, the claimed jobs also move to SUBMITTING with one more attempt counted,
+        in the same statement (the submit step counts a try before its risky part).
+        """
         if limit <= 0 or not states:
             return []
-        candidate = jobs_table.alias("candidate")
-        chat_rank = (
-            func.row_number()
-            .over(
-                partition_by=candidate.c.chat_id,
-                order_by=(candidate.c.next_check_at, candidate.c.id),
-            )
-            .label("chat_rank")
-        )
-        ranked = select(candidate.c.id, chat_rank).where(_claimable(candidate, states, now)).subquery()
-        # PostgreSQL forbids FOR UPDATE next to a window function, so the ranking lives in a
-        # subquery and only the outer `jobs` rows are locked. The claim conditions are repeated
-        # outside because PostgreSQL re-checks those (not the subquery's) on a row that another
-        # claimer committed after this statement's snapshot; rows still locked are skipped.
-        # SQLite ignores FOR UPDATE; its BEGIN IMMEDIATE already makes this the only writer.
-        pick = (
-            select(jobs_table.c.id)
-            .join(ranked, ranked.c.id == jobs_table.c.id)
-            .where(_claimable(jobs_table, states, now))
-            .order_by(ranked.c.chat_rank, jobs_table.c.next_check_at, jobs_table.c.id)
-            .limit(limit)
-            .with_for_update(of=jobs_table, skip_locked=True)
-        )
-        ids = list((await self._session.scalars(pick)).all())
+        params = {"states": [JobState(state) for state in states], "now": now, "limit": limit}
+        ids = list((await self._session.scalars(_pick_statement(), params)).all())
         if not ids:
             return []
         result = await self._session.execute(
-            update(jobs_table)
-            .where(jobs_table.c.id.in_(ids))
-            .values(lease_owner=owner, lease_until=now + lease_for)
-            .returning(*jobs_table.c)
+            _lease_statement(start_attempt), {"ids": ids, "owner": owner, "lease_until": now + lease_for}
         )
         claimed = {row.id: _to_record(row._mapping) for row in result}
         return [claimed[job_id] for job_id in ids]

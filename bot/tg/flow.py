@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 
 PENDING_KEY = "pending"
 PENDING_FOR = timedelta(minutes=10)
+#: operations expected to finish within this many seconds are acknowledged with a reaction
+QUICK_JOB_S = 10.0
 
 
 @dataclass
@@ -106,16 +108,33 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                 if operation.images else [], editable=editable)
 
 
+async def react(source: Message, emoji: str) -> bool:
+    """Put a reaction on the user's message; False when Telegram refused it (reactions off in that chat)."""
+    try:
+        return bool(await source.set_reaction(emoji))
+    except TelegramError as error:
+        log.debug("could not react in chat %s: %s", source.chat_id, error)
+        return False
+
+
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
                 inputs: list[str], *, editable: Message | None = None) -> None:
-    """Check the user's quota, show the status message, store the job."""
+    """Check the user's quota, acknowledge the request, store the job.
+
+    A quick operation is acknowledged with a reaction on the user's message: its result follows in
+    seconds, and a reaction is one call where a status message is two (sent, then deleted). A slower
+    one, or a menu being answered (it has to change anyway), gets a status message.
+    """
     d = deps(context)
     user_id = source.from_user.id if source.from_user else None
     exceeded = await d.jobs.check_quota(user_id)
     if exceeded is not None:
         await show(source, texts.quota_text(exceeded.reason, exceeded.retry_at, d.clock()), editable)
         return
-    status = await show(source, texts.queued_text(operation, args), editable)
+    status = None
+    quick = editable is None and operation.typical_seconds <= QUICK_JOB_S
+    if not (quick and await react(source, texts.ACK_REACTION)):
+        status = await show(source, texts.queued_text(operation, args), editable)
     request = _job_request(source, operation, args, inputs)
     if status is not None:
         request = replace(request, status_message_id=status.message_id)

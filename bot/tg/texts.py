@@ -95,6 +95,10 @@ def status_line(operation: Operation | None, args: Mapping[str, object], state: 
     return f"⏳ {what} — {STATE_WORDS.get(state, str(state))}. I'll reply with the result. /status · /cancel"
 
 
+#: the reaction that tells a user a quick job is in hand (one of the emoji bots may react with)
+ACK_REACTION = "👀"
+
+
 def queued_text(operation: Operation, args: Mapping[str, object]) -> str:
     return status_line(operation, args, JobState.QUEUED)
 

@@ -24,3 +24,13 @@ async def wait_media(telegram: FakeTelegram, chat_id: int, count: int = 1, timeo
 async def wait_text(telegram: FakeTelegram, chat_id: int, fragment: str, timeout: float = 20) -> str:
     await telegram.wait_for(lambda: any(fragment in t for t in texts(telegram, chat_id)), timeout)
     return next(t for t in texts(telegram, chat_id) if fragment in t)
+
+
+def acknowledged(telegram: FakeTelegram, chat_id: int, message_id: int) -> bool:
+    """Whether the bot acknowledged a request: a reaction on the user's message, or a "queued" status message."""
+    stored = telegram._state.message(chat_id, message_id)
+    return bool(stored is not None and stored.reactions) or any("queued" in t for t in texts(telegram, chat_id))
+
+
+async def wait_acknowledged(telegram: FakeTelegram, chat_id: int, message_id: int, timeout: float = 20) -> None:
+    await telegram.wait_for(lambda: acknowledged(telegram, chat_id, message_id), timeout)

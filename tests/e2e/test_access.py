@@ -15,7 +15,7 @@ from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import media, texts, wait_media, wait_text
+from tests.e2e.helpers import media, texts, wait_acknowledged, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
@@ -175,9 +175,9 @@ async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, 
                             user_max_jobs_per_day=1000)
     alice, bob = private_chat(ALICE), private_chat(BOB)
     try:
-        for _ in range(FLOOD):
-            telegram.user_sends(alice, ALICE, photo=samples.jpeg(96, 64), caption="/upscale 2")
-        await wait_text(telegram, alice.id, "queued")  # the bot is busy with the flood
+        flood = [telegram.user_sends(alice, ALICE, photo=samples.jpeg(96, 64), caption="/upscale 2")
+                 for _ in range(FLOOD)]
+        await wait_acknowledged(telegram, alice.id, flood[0]["message_id"])  # the bot is busy with the flood
         bob_sent = time.monotonic()
         for _ in range(2):
             telegram.user_sends(bob, BOB, photo=samples.jpeg(96, 64), caption="/upscale 2")

@@ -9,7 +9,7 @@ import pytest
 from bench.chaos import PHASES, ChaosConfig, run_chaos
 from bot.store import JobRepository, create_engine, session_factory
 from tests.e2e.conftest import ALICE
-from tests.e2e.helpers import media, wait_media, wait_text
+from tests.e2e.helpers import media, wait_acknowledged, wait_media
 from tests.fakes import samples
 
 
@@ -30,7 +30,7 @@ async def test_killing_the_bot_loses_nothing_and_leaves_nothing_unfinished(tmp_p
 @pytest.mark.parametrize("task_seconds", [4.0])
 async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bot, telegram, settings, alice_chat):
     request = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
-    await wait_text(telegram, alice_chat.id, "queued")
+    await wait_acknowledged(telegram, alice_chat.id, request["message_id"])
     await bot.stop()
     # a bot killed after storing the job but before confirming the update gets the same message again
     telegram._state.push_update("message", request)
@@ -44,7 +44,7 @@ async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bo
     finally:
         await engine.dispose()
     assert telegram.pending_updates == 0  # taken, and confirmed
-    statuses = [call for call in telegram.calls
-                if call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳")]
-    assert len(statuses) == 1
+    acknowledgements = [call for call in telegram.calls if call.method == "setMessageReaction"
+                        or call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳")]
+    assert len(acknowledgements) == 1
     assert len(media(telegram, alice_chat.id)) == 1

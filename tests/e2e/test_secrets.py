@@ -29,7 +29,7 @@ from bot.logs import NOISY_LOGGERS, redacting_handler
 from bot.sandbox import FaultConfig, Sandbox, SandboxConfig
 from bot.store import FINAL_STATES, create_engine
 from tests.e2e.conftest import ALICE, SERVICE_KEY, RunningBot
-from tests.e2e.helpers import media, wait_media
+from tests.e2e.helpers import media, wait_acknowledged, wait_media
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, TgFaults, User, private_chat
 
@@ -52,11 +52,13 @@ async def send_two_images(telegram: FakeTelegram, user: User, command: str, firs
     """A two-image request step by step, each step after the bot's prompt (album items handled out of
     order are another matter)."""
     chat = private_chat(user)
-    for step, prompt in ((dict(text=command), "now."), (dict(photo=first), "Now send"),
-                         (dict(photo=second), "queued")):
+    requests = []
+    for step, prompt in ((dict(text=command), "now."), (dict(photo=first), "Now send")):
         seen = len(telegram.sent(chat.id))
-        telegram.user_sends(chat, user, **step)
+        requests.append(telegram.user_sends(chat, user, **step))
         await telegram.wait_for(lambda: any(m.text and prompt in m.text for m in telegram.sent(chat.id)[seen:]))
+    telegram.user_sends(chat, user, photo=second)
+    await wait_acknowledged(telegram, chat.id, requests[0]["message_id"])  # the job answers the command
 
 
 async def send_every_operation(telegram: FakeTelegram) -> None:
