@@ -5,11 +5,18 @@ operation has its own pace, and a task's time grows with its input's size (pixel
 check costs a request, so the schedule learns, per operation, how durations depend on the input
 and places checks where the task in hand is likely to finish:
 
-1. The duration model of an operation is a log-log regression of recent durations on input
-   megapixels (log duration = a + b·log megapixels + noise); the residual spread is the noise. For
-   one input size that gives a log-normal: the task's conditional distribution. Tasks of unknown
-   size use the operation's overall distribution. Until an operation has history, and fading as it
-   gets some, a prior holds: its typical duration, a wide spread and no size dependence.
+1. The duration model is a log-log regression of recent durations on input megapixels:
+   log duration = level of the operation + slope × log megapixels + noise. For one input size that
+   gives a log-normal: the task's conditional distribution. It has to be good after a handful of
+   tasks, so it starts from what holds for most image work and pools what operations share: the
+   slope starts at 1 (time in proportion to pixels) and is shared by all operations until one's
+   own data says otherwise; the noise is pooled; a new operation's level is the others' pace scaled
+   by its typical duration. The model's spread adds what is still unsure (level, slope) to the
+   noise, so early tasks get wider windows. Nothing finished yet, or no size: the operation's own
+   durations, starting from its typical duration with a wide spread.
+   A finished task is only known to have ended between two checks; it is recorded as the model's
+   mean over that gap, with the gap's uncertainty added to the spread (a task seen at its first
+   check may have finished long before).
 2. Checks are dense (every `notice_interval`, 2 s) only where the conditional hazard, the chance
    per second that a still-running task finishes now, is at least `dense_hazard`; elsewhere a check
    rarely finds anything, and the few tasks finishing there wait longer. The first check comes one
@@ -24,7 +31,7 @@ within 2 s. See bench/README.md for the measured trade-off against fixed 2 s and
 
 Every delay is multiplied by `time_scale` and every recorded age divided by it, so a benchmark can
 run the same policy against a sandbox whose tasks are ten times faster and report unscaled seconds.
-The schedule keeps a few hundred (size, duration) pairs per operation and nothing per job: the
+The schedule keeps a few hundred (size, duration) samples per operation and nothing per job: the
 worker hands the input's pixel count with every call.
 """
 
@@ -66,9 +73,10 @@ class DurationModel:
         if mass < 1e-9:
             # far from where the model expects it: the end of the interval nearest to the model
             return (math.log(high) if beta < 0 or low <= 0 else math.log(low)), 0.0
-        pdf_alpha = _UNIT_NORMAL.pdf(alpha) if low > 0 else 0.0
-        tilt = (pdf_alpha - _UNIT_NORMAL.pdf(beta)) / mass
-        spread = 1 + ((alpha * pdf_alpha if low > 0 else 0.0) - beta * _UNIT_NORMAL.pdf(beta)) / mass - tilt ** 2
+        # the moments of a normal truncated to (alpha, beta); alpha may be -inf (no check before)
+        pdf_alpha, pdf_beta = (_UNIT_NORMAL.pdf(alpha) if low > 0 else 0.0), _UNIT_NORMAL.pdf(beta)
+        tilt = (pdf_alpha - pdf_beta) / mass
+        spread = 1 + ((alpha * pdf_alpha if low > 0 else 0.0) - beta * pdf_beta) / mass - tilt ** 2
         return self.mu + self.sigma * tilt, self.sigma ** 2 * max(0.0, spread)
 
     def hazard_window(self, hazard: float) -> tuple[float, float] | None:
@@ -135,7 +143,7 @@ class PollSchedule:
     """Learns task durations per operation and input size, and places status checks around them."""
 
     #: while a task is likely to finish (see dense_hazard), checks come every `notice_interval` seconds
-    notice_interval: float = 2.1
+    notice_interval: float = 2.0
     #: the least chance per second that a running task finishes now for checks to be dense
     dense_hazard: float = 0.03
     #: ... and the dense window ends by this share of tasks (of that operation and size) done
@@ -221,21 +229,17 @@ class PollSchedule:
         self._models.clear()
 
     def model(self, operation: str, input_pixels: int | None = None) -> DurationModel:
-        """The duration model of an operation's tasks with an input of this size (None: any size).
-
-        log duration = level + slope × log megapixels + noise. The slope and the noise are shared
-        by all operations until one's own data says otherwise; an operation's level is learned from
-        its own tasks, starting from the others' pace scaled by its typical duration. The model's
-        spread adds what is still unsure about the level and the slope to the noise, so the first
-        tasks are checked over a wider window.
-        """
+        """The duration model of an operation's tasks with an input of this size (None: any size)."""
         x = _log_megapixels(input_pixels)
         key = (operation, None if x is None else round(x, 3))
         if key not in self._models:
+            if len(self._models) >= 4096:  # many waiting jobs of many sizes: keep the cache bounded
+                self._models.clear()
             self._models[key] = self._predict(operation, x)
         return self._models[key]
 
     def _predict(self, operation: str, x: float | None) -> DurationModel:
+        """The model from the current samples (x: log megapixels), see the module's docstring."""
         prior_mu = math.log(max(self._typical.get(operation, 10.0), 0.1))
         sums = {name: self._sums_of(name) for name in self._samples}
         sized = {name: s for name, s in sums.items() if s.n}
