@@ -22,6 +22,11 @@ from bot.store.repositories import REFUSED_PREFIX
 #: how long a passed quota check holds a place for the job its handler is about to store; a handler
 #: that never stores it (it crashed) frees the place after this
 GRANT_TTL = timedelta(seconds=60)
+#: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
+#: a busy chat would otherwise cost two extra writes with every job
+SEEN_REFRESH = timedelta(minutes=5)
+#: how many chats and users the refresh memory holds before it starts afresh
+SEEN_MEMORY = 10_000
 
 
 def _utcnow() -> datetime:
@@ -76,6 +81,8 @@ class JobService:
         # holds a place until its job is stored, so a burst of messages cannot all pass one check
         self._quota_lock = asyncio.Lock()
         self._grants: dict[int, list[datetime]] = {}
+        #: ("chat" or "user", id) -> (the details last written, when)
+        self._written: dict[tuple[str, int], tuple[tuple[object, ...], datetime]] = {}
 
     def _new_job(self, request: JobRequest, now: datetime) -> NewJob:
         return NewJob(chat_id=request.chat_id, user_id=request.user_id,
@@ -99,10 +106,13 @@ class JobService:
         async with self._sessions() as session:
             jobs = JobRepository(session)
             max_active, max_per_day = self._quotas.max_active, self._quotas.max_per_day
-            if max_active > 0 and await jobs.count_active_for_user(user_id) + granted >= max_active:
+            if max_active <= 0 and max_per_day <= 0:
+                return None
+            active, today = await jobs.quota_usage(user_id, day_ago)
+            if max_active > 0 and active + granted >= max_active:
                 return QuotaExceeded(f"You already have {max_active} jobs in progress. "
                                      "Wait for one to finish, or /cancel them.")
-            if max_per_day > 0 and await jobs.count_created_since(user_id, day_ago) + granted >= max_per_day:
+            if max_per_day > 0 and today + granted >= max_per_day:
                 oldest = await jobs.oldest_created_since(user_id, day_ago)
                 return QuotaExceeded(f"You have used your {max_per_day} jobs for today.",
                                      (oldest or now) + timedelta(days=1))
@@ -117,6 +127,16 @@ class JobService:
             self._grants.pop(user_id, None)
         return len(live)
 
+    def _stale(self, key: tuple[str, int], details: tuple[object, ...], now: datetime) -> bool:
+        """Whether a chat's or user's record needs writing: new details, or not written for a while."""
+        written = self._written.get(key)
+        return written is None or written[0] != details or now - written[1] >= SEEN_REFRESH
+
+    def _remember_written(self, key: tuple[str, int], details: tuple[object, ...], now: datetime) -> None:
+        if len(self._written) >= SEEN_MEMORY:
+            self._written.clear()  # forgetting only costs a write per chat and user
+        self._written[key] = (details, now)
+
     def _use_grant(self, user_id: int | None) -> None:
         grants = self._grants.get(user_id) if user_id is not None else None
         if grants:
@@ -128,13 +148,20 @@ class JobService:
         async with self._quota_lock:
             try:
                 now = self._clock()
+                chat = ("chat", request.chat_id), (request.chat_type, request.chat_title)
+                user = ("user", request.user_id or 0), (request.username, request.first_name)
+                touch_chat, touch_user = self._stale(*chat, now), request.user_id is not None and self._stale(*user, now)
                 async with self._sessions() as session, session.begin():
-                    await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
-                                                        title=request.chat_title, now=now)
-                    if request.user_id is not None:
+                    if touch_chat:
+                        await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
+                                                            title=request.chat_title, now=now)
+                    if touch_user and request.user_id is not None:
                         await UserRepository(session).touch(request.user_id, username=request.username,
                                                             first_name=request.first_name, now=now)
                     job = await JobRepository(session).add(self._new_job(request, now), now=now)
+                for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
+                    if touched:
+                        self._remember_written(key, details, now)
             finally:
                 self._use_grant(request.user_id)
         if self._on_enqueued is not None:

@@ -422,8 +422,9 @@ class Worker:
             else:
                 await self._reschedule(job, PollSchedule.backoff(2, rng=self._rng))
             return
-        # a /cancel may have come while we downloaded: its results must never be sent
-        if await self._current(job) is None:
+        # a /cancel may have come while we downloaded (it drops the lease): its results must never be sent.
+        # Renewing the lease asks that in a write, which shares a commit with other steps' writes.
+        if await self._update(job, lease_until=self._clock() + self.config.deliver_lease) is None:
             return
         try:
             async with self._chat_slots:

@@ -233,15 +233,15 @@ class JobRepository:
         )
         return [_to_record(row._mapping) for row in result]
 
-    async def count_active_for_user(self, user_id: int) -> int:
-        """How many unfinished jobs a user has."""
-        return await self._count(
-            jobs_table.c.user_id == user_id, jobs_table.c.state.not_in(list(FINAL_STATES))
-        )
-
-    async def count_created_since(self, user_id: int, since: datetime) -> int:
-        """How many jobs a user has queued since `since`, refused requests not counted (daily quotas)."""
-        return await self._count(*_queued_by_since(user_id, since))
+    async def quota_usage(self, user_id: int, since: datetime) -> tuple[int, int]:
+        """A user's jobs in progress and jobs queued since `since` (refused requests not counted), in one query."""
+        active = case((jobs_table.c.state.not_in(list(FINAL_STATES)), 1), else_=0)
+        recent = case((and_(*_queued_by_since(user_id, since)[1:]), 1), else_=0)
+        row = (await self._session.execute(
+            select(func.coalesce(func.sum(active), 0), func.coalesce(func.sum(recent), 0))
+            .where(jobs_table.c.user_id == user_id)
+        )).one()
+        return int(row[0]), int(row[1])
 
     async def oldest_created_since(self, user_id: int, since: datetime) -> datetime | None:
         """When the user's oldest job queued since `since` was created (when a daily quota frees up)."""
@@ -273,11 +273,6 @@ class JobRepository:
         counts = dict.fromkeys(JobState, 0)
         counts.update({state: count for state, count in result})
         return counts
-
-    async def _count(self, *conditions: ColumnElement[bool]) -> int:
-        """Count the jobs matching all `conditions`."""
-        total = await self._session.scalar(select(func.count()).select_from(jobs_table).where(*conditions))
-        return int(total or 0)
 
 
 async def _upsert(

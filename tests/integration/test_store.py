@@ -335,11 +335,10 @@ async def test_counts_for_quotas_and_by_state(session: AsyncSession) -> None:
     await repo.update(made[0].id, owner=None, state=JobState.DELIVERED)
     await repo.update(made[1].id, owner=None, state=JobState.RUNNING)
 
-    assert await repo.count_active_for_user(10) == 2
-    assert await repo.count_active_for_user(12) == 0
-    assert await repo.count_created_since(10, NOW - timedelta(hours=3)) == 2
-    assert await repo.count_created_since(10, NOW) == 1
-    assert await repo.count_created_since(10, NOW - timedelta(days=2)) == 3
+    assert await repo.quota_usage(10, NOW - timedelta(hours=3)) == (2, 2)
+    assert await repo.quota_usage(12, NOW - timedelta(hours=3)) == (0, 0)
+    assert await repo.quota_usage(10, NOW) == (2, 1)
+    assert await repo.quota_usage(10, NOW - timedelta(days=2)) == (2, 3)
     assert await repo.oldest_created_since(10, NOW - timedelta(hours=3)) == NOW - timedelta(hours=2)
     assert await repo.oldest_created_since(10, NOW - timedelta(days=2)) == NOW - timedelta(days=1)
     assert await repo.oldest_created_since(10, NOW + timedelta(seconds=1)) is None
