@@ -1,9 +1,9 @@
 """What chat handlers ask of the job system: queue a job, list a chat's jobs, cancel them, check quotas.
 
 Quotas are per user: jobs in progress at once, and jobs queued in the last 24 hours (refused requests
-are kept as failed rows but do not count). Within one process the check and the store cannot race;
-across replicas two messages in the same instant can still both pass, overshooting by at most one
-job per replica.
+are kept as failed rows but do not count). The check and the store are one transaction: on SQLite
+(one writer at a time) they cannot race at all; on PostgreSQL replicas handling two messages in the
+same instant can both pass, overshooting by at most one job per replica.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
 from bot.store.repositories import REFUSED_PREFIX
 
-#: how long a passed quota check holds a place for the job its handler is about to store; a handler
-#: that never stores it (it crashed) frees the place after this
-GRANT_TTL = timedelta(seconds=60)
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
 #: a busy chat would otherwise cost two extra writes with every job
 SEEN_REFRESH = timedelta(minutes=5)
@@ -77,10 +74,8 @@ class JobService:
         self._quotas = quotas
         self._on_enqueued = on_enqueued
         self._clock = clock
-        # check_quota and enqueue are two calls, and updates are handled concurrently: a passed check
-        # holds a place until its job is stored, so a burst of messages cannot all pass one check
+        # updates are handled concurrently: within this process, one check-and-store at a time
         self._quota_lock = asyncio.Lock()
-        self._grants: dict[int, list[datetime]] = {}
         #: ("chat" or "user", id) -> (the details last written, when)
         self._written: dict[tuple[str, int], tuple[tuple[object, ...], datetime]] = {}
 
@@ -90,42 +85,21 @@ class JobService:
                       args=request.args, inputs=request.inputs, deadline_at=now + self._deadline,
                       chat_type=request.chat_type, status_message_id=request.status_message_id)
 
-    async def check_quota(self, user_id: int | None) -> QuotaExceeded | None:
-        """None when the user may queue another job (its place is held until enqueue); else what stops them."""
-        if user_id is None:
+    async def _exceeded(self, jobs: JobRepository, user_id: int | None, now: datetime) -> QuotaExceeded | None:
+        """What stops the user from queueing another job now, if anything."""
+        max_active, max_per_day = self._quotas.max_active, self._quotas.max_per_day
+        if user_id is None or (max_active <= 0 and max_per_day <= 0):
             return None
-        async with self._quota_lock:
-            now = self._clock()
-            exceeded = await self._exceeded(user_id, now, self._live_grants(user_id, now))
-            if exceeded is None:
-                self._grants.setdefault(user_id, []).append(now)
-            return exceeded
-
-    async def _exceeded(self, user_id: int, now: datetime, granted: int) -> QuotaExceeded | None:
         day_ago = now - timedelta(days=1)
-        async with self._sessions() as session:
-            jobs = JobRepository(session)
-            max_active, max_per_day = self._quotas.max_active, self._quotas.max_per_day
-            if max_active <= 0 and max_per_day <= 0:
-                return None
-            active, today = await jobs.quota_usage(user_id, day_ago)
-            if max_active > 0 and active + granted >= max_active:
-                return QuotaExceeded(f"You already have {max_active} jobs in progress. "
-                                     "Wait for one to finish, or /cancel them.")
-            if max_per_day > 0 and today + granted >= max_per_day:
-                oldest = await jobs.oldest_created_since(user_id, day_ago)
-                return QuotaExceeded(f"You have used your {max_per_day} jobs for today.",
-                                     (oldest or now) + timedelta(days=1))
+        active, today = await jobs.quota_usage(user_id, day_ago)
+        if max_active > 0 and active >= max_active:
+            return QuotaExceeded(f"You already have {max_active} jobs in progress. "
+                                 "Wait for one to finish, or /cancel them.")
+        if max_per_day > 0 and today >= max_per_day:
+            oldest = await jobs.oldest_created_since(user_id, day_ago)
+            return QuotaExceeded(f"You have used your {max_per_day} jobs for today.",
+                                 (oldest or now) + timedelta(days=1))
         return None
-
-    def _live_grants(self, user_id: int, now: datetime) -> int:
-        """How many quota checks of this user passed and still wait for their job to be stored."""
-        live = [granted for granted in self._grants.get(user_id, []) if now - granted < GRANT_TTL]
-        if live:
-            self._grants[user_id] = live
-        else:
-            self._grants.pop(user_id, None)
-        return len(live)
 
     def _stale(self, key: tuple[str, int], details: tuple[object, ...], now: datetime) -> bool:
         """Whether a chat's or user's record needs writing: new details, or not written for a while."""
@@ -137,33 +111,28 @@ class JobService:
             self._written.clear()  # forgetting only costs a write per chat and user
         self._written[key] = (details, now)
 
-    def _use_grant(self, user_id: int | None) -> None:
-        grants = self._grants.get(user_id) if user_id is not None else None
-        if grants:
-            grants.pop(0)
-
-    async def enqueue(self, request: JobRequest) -> JobRecord:
-        """Store a new job (durably, before anything else happens) and wake the worker."""
-        # under the quota lock, so the stored job and its grant are never both counted
+    async def enqueue(self, request: JobRequest) -> JobRecord | QuotaExceeded:
+        """Store a new job (durably, before anything else happens) and wake the worker; or say which quota stops it."""
         async with self._quota_lock:
-            try:
-                now = self._clock()
-                chat = ("chat", request.chat_id), (request.chat_type, request.chat_title)
-                user = ("user", request.user_id or 0), (request.username, request.first_name)
-                touch_chat, touch_user = self._stale(*chat, now), request.user_id is not None and self._stale(*user, now)
-                async with self._sessions() as session, session.begin():
-                    if touch_chat:
-                        await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
-                                                            title=request.chat_title, now=now)
-                    if touch_user and request.user_id is not None:
-                        await UserRepository(session).touch(request.user_id, username=request.username,
-                                                            first_name=request.first_name, now=now)
-                    job = await JobRepository(session).add(self._new_job(request, now), now=now)
-                for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
-                    if touched:
-                        self._remember_written(key, details, now)
-            finally:
-                self._use_grant(request.user_id)
+            now = self._clock()
+            chat = ("chat", request.chat_id), (request.chat_type, request.chat_title)
+            user = ("user", request.user_id or 0), (request.username, request.first_name)
+            touch_chat, touch_user = self._stale(*chat, now), request.user_id is not None and self._stale(*user, now)
+            async with self._sessions() as session, session.begin():
+                jobs = JobRepository(session)
+                exceeded = await self._exceeded(jobs, request.user_id, now)
+                if exceeded is not None:
+                    return exceeded
+                if touch_chat:
+                    await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
+                                                        title=request.chat_title, now=now)
+                if touch_user and request.user_id is not None:
+                    await UserRepository(session).touch(request.user_id, username=request.username,
+                                                        first_name=request.first_name, now=now)
+                job = await jobs.add(self._new_job(request, now), now=now)
+            for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
+                if touched:
+                    self._remember_written(key, details, now)
         if self._on_enqueued is not None:
             self._on_enqueued()
         return job

@@ -107,6 +107,16 @@ def _lease_statement(start_attempt: bool) -> Update:
     )
 
 
+@functools.cache
+def _update_statement(fields: frozenset[str], check_owner: bool) -> Update:
+    """Set `fields` (bound as new_<name>) on job `job_id`, if `owner` holds it when `check_owner`; built once per shape."""
+    statement = update(jobs_table).where(jobs_table.c.id == bindparam("job_id"))
+    if check_owner:
+        statement = statement.where(jobs_table.c.lease_owner == bindparam("owner"))
+    values = {name: bindparam(f"new_{name}", type_=jobs_table.c[name].type) for name in sorted(fields)}
+    return statement.values(values).returning(*jobs_table.c)
+
+
 class JobRepository:
     """Queries on jobs: queueing, leasing, state changes, and the counts behind quotas."""
 
@@ -184,10 +194,8 @@ class JobRepository:
         if unknown:
             raise TypeError(f"cannot update job fields: {', '.join(sorted(unknown))}")
         changes.setdefault("updated_at", datetime.now(UTC))
-        statement = update(jobs_table).where(jobs_table.c.id == job_id)
-        if owner is not None:
-            statement = statement.where(jobs_table.c.lease_owner == owner)
-        result = await self._session.execute(statement.values(**changes).returning(*jobs_table.c))
+        params = {f"new_{name}": value for name, value in changes.items()} | {"job_id": job_id, "owner": owner}
+        result = await self._session.execute(_update_statement(frozenset(changes), owner is not None), params)
         row = result.first()
         return None if row is None else _to_record(row._mapping)
 

@@ -10,7 +10,7 @@ from telegram import InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.jobs.service import JobRequest
+from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.context import deps
@@ -119,32 +119,32 @@ async def react(source: Message, emoji: str) -> bool:
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
                 inputs: list[str], *, editable: Message | None = None) -> None:
-    """Check the user's quota, acknowledge the request, store the job.
+    """Acknowledge the request, then store the job (or say which quota stops it).
 
     A quick operation is acknowledged with a reaction on the user's message: its result follows in
     seconds, and a reaction is one call where a status message is two (sent, then deleted). A slower
-    one, or a menu being answered (it has to change anyway), gets a status message.
+    one, a menu being answered (it has to change anyway), or a chat where reactions are off gets a
+    status message. Either comes before the job is stored, so the job knows its status message and
+    the worker can never finish before it exists.
     """
     d = deps(context)
-    user_id = source.from_user.id if source.from_user else None
-    exceeded = await d.jobs.check_quota(user_id)
-    if exceeded is not None:
-        await show(source, texts.quota_text(exceeded.reason, exceeded.retry_at, d.clock()), editable)
-        return
+    request = _job_request(source, operation, args, inputs)
     status = None
     quick = editable is None and operation.typical_seconds <= QUICK_JOB_S
     if not (quick and await react(source, texts.ACK_REACTION)):
         status = await show(source, texts.queued_text(operation, args), editable)
-    request = _job_request(source, operation, args, inputs)
-    if status is not None:
-        request = replace(request, status_message_id=status.message_id)
+        if status is not None:
+            request = replace(request, status_message_id=status.message_id)
     try:
-        job = await d.jobs.enqueue(request)
+        outcome = await d.jobs.enqueue(request)
     except Exception:
         log.exception("could not store a %s job", operation.name)
         await show(source, texts.QUEUE_FAILED, status)
         return
-    log.info("job %s: queued %s for chat %s", job.id, operation.name, job.chat_id)
+    if isinstance(outcome, QuotaExceeded):
+        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock()), status)
+        return
+    log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
 
 
 def _pending(context: ContextTypes.DEFAULT_TYPE) -> dict[int, PendingInputs]:

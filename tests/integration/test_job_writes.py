@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.jobs.service import SEEN_REFRESH, JobRequest, JobService
+from bot.jobs.service import SEEN_REFRESH, JobRequest, JobService, QuotaExceeded, Quotas
 from bot.jobs.writes import JobWrites
 from bot.store import JobRepository, JobState, NewJob, session_factory
 from bot.store.models import chats_table
@@ -80,7 +80,7 @@ async def chat_row(sessions: async_sessionmaker[AsyncSession]):
 
 async def test_a_chats_record_is_rewritten_when_it_changes_or_has_not_been_for_a_while(store_engine, sessions):
     clock = [NOW]
-    service = JobService(sessions, deadline=timedelta(hours=1), clock=lambda: clock[0])
+    service = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), clock=lambda: clock[0])
     await service.enqueue(request())
     statements: list[str] = []
 
@@ -99,3 +99,13 @@ async def test_a_chats_record_is_rewritten_when_it_changes_or_has_not_been_for_a
     clock[0] = NOW + SEEN_REFRESH + timedelta(seconds=31)
     await service.enqueue(request(title="Old friends"))
     assert (await chat_row(sessions)).last_seen == clock[0]
+
+
+async def test_the_quota_check_and_the_store_are_one_step(sessions):
+    service = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(max_active=2, max_per_day=0))
+    outcomes = await asyncio.gather(*(service.enqueue(request()) for _ in range(5)))
+    stored = [outcome for outcome in outcomes if not isinstance(outcome, QuotaExceeded)]
+    assert len(stored) == 2  # a burst of messages cannot all pass one check
+    assert all("2 jobs in progress" in outcome.reason for outcome in outcomes if isinstance(outcome, QuotaExceeded))
+    async with sessions() as session:
+        assert await JobRepository(session).quota_usage(7, NOW - timedelta(days=1)) == (2, 2)
