@@ -100,6 +100,10 @@ def _standard_window(sigma: float, log_scaled_hazard: float) -> tuple[float, flo
     return (inside[0], inside[-1]) if inside else None
 
 
+#: an operation's model is refitted once 1/REFIT_SHARE of its samples is new (at once, for short histories)
+REFIT_SHARE = 32
+
+
 @dataclass(frozen=True)
 class _Sums:
     """Sufficient statistics of one operation's recent samples (x: log megapixels, y: log seconds)."""
@@ -180,6 +184,8 @@ class PollSchedule:
     _typical: dict[str, float] = field(default_factory=dict, repr=False)
     _sums: dict[str, _Sums] = field(default_factory=dict, repr=False)
     _models: dict[tuple[str, float | None], DurationModel] = field(default_factory=dict, repr=False)
+    #: per operation, samples recorded since its sums were last computed
+    _unfitted: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.time_scale <= 0:
@@ -224,6 +230,13 @@ class PollSchedule:
         y, uncertainty = model.within(self._previous_check(model, age), age)
         samples = self._samples.setdefault(operation, deque(maxlen=self.window))
         samples.append((_log_megapixels(input_pixels), y, uncertainty))
+        unfitted = self._unfitted.get(operation, 0) + 1
+        # a refit costs time in proportion to the window: a busy bot refits once a share of the
+        # samples is new, which changes the fit as little as one sample does a small history
+        if unfitted * REFIT_SHARE < len(samples):
+            self._unfitted[operation] = unfitted
+            return
+        self._unfitted[operation] = 0
         self._sums.pop(operation, None)
         # every operation's model leans on the others' (the shared slope and pace)
         self._models.clear()

@@ -249,3 +249,15 @@ def test_invalid_settings_are_refused():
         PollSchedule.fixed(0.0)
     with pytest.raises(ValueError):
         PollSchedule(first_quantile=0.99, dense_until=0.5)
+
+
+def test_a_long_history_is_refitted_in_steps_not_on_every_task():
+    schedule = PollSchedule(jitter=0.0)
+    for _ in range(64):
+        schedule.record("op", 10.0, 300_000)
+    before = schedule.model("op", 300_000).median
+    schedule.record("op", 40.0, 300_000)
+    assert schedule.model("op", 300_000).median == before  # one new sample in 65 waits for the next refit
+    for _ in range(2):
+        schedule.record("op", 40.0, 300_000)
+    assert schedule.model("op", 300_000).median > before  # which comes once 1/32 of the samples is new
