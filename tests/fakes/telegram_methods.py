@@ -243,7 +243,10 @@ class BotApi:
     async def set_message_reaction(self, params: dict[str, Any], files: Files) -> bool:
         """setMessageReaction: at most one standard emoji for bots."""
         message = self._target_message(params, "message to react not found")
-        message.reactions = check_reactions(params.get("reaction"))
+        reactions = check_reactions(params.get("reaction"))
+        if reactions and message.chat.id in self._state.reactions_off:
+            raise bad_request("REACTION_INVALID")
+        message.reactions = reactions
         return True
 
     # --- files and members --------------------------------------------------------------------

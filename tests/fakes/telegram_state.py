@@ -43,6 +43,8 @@ class TelegramState:
         self.updates: list[dict[str, Any]] = []
         self.allowed_updates: frozenset[str] | None = None
         self.callback_queries: dict[str, dict[str, Any]] = {}
+        #: chats whose admins turned reactions off: setMessageReaction answers REACTION_INVALID there
+        self.reactions_off: set[int] = set()
         self.callback_answers: dict[str, dict[str, Any]] = {}
         self.stopping = False
         self._next_message_id: dict[int, int] = {}
