@@ -132,20 +132,18 @@ class Worker:
         capacity = self.config.batch
         while not stop.is_set():
             free = capacity - len(self._inflight)
-            claimed = 0
             if free > 0:
                 try:
                     steps = await self._claim_steps(free)
                 except Exception:  # a database hiccup must not end the loop
                     log.exception("claiming jobs failed; retrying shortly")
                     steps = []
-                claimed = len(steps)
                 for step in steps:
                     task = asyncio.create_task(step())
                     self._inflight.add(task)
                     task.add_done_callback(self._step_done)
-            if claimed and len(self._inflight) < capacity:
-                continue  # there may be more due work
+            # a claim that took fewer jobs than it could left nothing due; one that filled the
+            # capacity waits for a step to finish either way
             await self._idle(stop)
         await self.drain(self.config.shutdown_grace)
 
