@@ -5,7 +5,8 @@
 The fake Bot API and the sandbox run in this process; the bot runs as a subprocess (`python -m bot`) against
 them, with an SQLite file in a temporary directory. Requests (upscale, colorize, removebg, headshot) arrive from
 many chats while the bot is killed `--kills` times and restarted at once. Each kill is armed for a phase and
-fires just after that phase shows activity: intake (a handler sent its status message), submit (a POST reached the
+fires just after that phase shows activity: intake (a handler acknowledged a request: a reaction or a
+status message), submit (a POST reached the
 service), poll (a status check reached it), deliver (Telegram accepted a result). At the end the fake's records
 and the database tell how many requests were never answered (lost), answered more than once (duplicated), or
 left unfinished (stuck). The last line printed is JSON; the exit code is non-zero when lost > 0, stuck > 0 or
@@ -52,6 +53,8 @@ RESULT_METHODS = frozenset({"sendPhoto", "sendDocument", "sendMediaGroup"})
 ANSWER_METHODS = RESULT_METHODS | {"sendMessage"}
 FAILURE_MARK = "❌"
 STATUS_MARK = "⏳"
+#: how a handler acknowledges a request: a reaction (quick operations) or a status message
+ACKNOWLEDGE_METHODS = frozenset({"setMessageReaction", "sendMessage"})
 #: seconds a kill waits for its phase to show activity before firing anyway (phase "any")
 ARM_TIMEOUT = 15.0
 
@@ -236,7 +239,7 @@ class PhaseActivity:
         self._seen_requests = len(received)
         calls = self._telegram.calls
         self._unanswered.extend(call for call in calls[self._seen_calls:]
-                                if call.method in RESULT_METHODS or call.method == "sendMessage")
+                                if call.method in RESULT_METHODS or call.method in ACKNOWLEDGE_METHODS)
         self._seen_calls = len(calls)
         still = []
         for call in self._unanswered:
@@ -244,9 +247,9 @@ class PhaseActivity:
                 still.append(call)
             elif call.status == 200 and call.method in RESULT_METHODS:
                 self.counts["deliver"] += 1
-            elif call.status == 200 and str(call.params.get("text", "")).startswith(STATUS_MARK):
-                # a handler got its status message out and is about to store the job; by now PTB has
-                # already confirmed the update to Telegram with its next getUpdates
+            elif call.status == 200 and (call.method == "setMessageReaction"
+                                         or str(call.params.get("text", "")).startswith(STATUS_MARK)):
+                # a handler acknowledged the request and is about to store the job
                 self.counts["intake"] += 1
         self._unanswered = still
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
 import signal
@@ -72,11 +71,6 @@ async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection
             await sandbox.stop()
 
 
-async def _queued_for_message(jobs: JobService, chat_id: int, message_id: int) -> bool:
-    """Whether a job in progress was queued for this user message (a redelivered update is then skipped)."""
-    return any(job.reply_to_message_id == message_id for job in await jobs.active(chat_id))
-
-
 def worker_id(settings: Settings) -> str:
     """A name for this process's leases that survives a restart, so it can reclaim its own at start-up."""
     return settings.worker_id or socket.gethostname()
@@ -118,7 +112,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=PollSchedule.for_policy(settings.poll_policy,
                                                              time_scale=settings.poll_time_scale))
-            intake = UpdateIntake(application, functools.partial(_queued_for_message, jobs),
+            intake = UpdateIntake(application, jobs.made_from_message,
                                   allowed_updates=ALLOWED_UPDATES, grace=grace)
             async with application:
                 await announce_commands(application)

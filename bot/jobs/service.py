@@ -146,6 +146,11 @@ class JobService:
             return await jobs.update(job.id, owner=None, state=JobState.FAILED,
                                      error=f"{REFUSED_PREFIX} {reason}"[:1000], finished_at=now)
 
+    async def made_from_message(self, chat_id: int, message_id: int) -> bool:
+        """Whether a job (in any state, refused ones too) was made from this user message."""
+        async with self._sessions() as session:
+            return await JobRepository(session).exists_for_message(chat_id, message_id)
+
     async def active(self, chat_id: int) -> list[JobRecord]:
         """The chat's unfinished jobs, oldest first."""
         async with self._sessions() as session:

@@ -232,6 +232,15 @@ class JobRepository:
         )
         return sorted((_to_record(row._mapping) for row in result), key=lambda r: (r.created_at, r.id))
 
+    async def exists_for_message(self, chat_id: int, message_id: int) -> bool:
+        """Whether any job of the chat answers this message (a redelivered update must not make another)."""
+        found = await self._session.scalar(
+            select(jobs_table.c.id)
+            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.reply_to_message_id == message_id)
+            .limit(1)
+        )
+        return found is not None
+
     async def active_for_chat(self, chat_id: int) -> list[JobRecord]:
         """A chat's unfinished jobs, oldest first."""
         result = await self._session.execute(

@@ -168,7 +168,7 @@ class UpdateIntake:
             self._progress.set()
 
     async def _queued_before(self, update: Update) -> bool:
-        """Whether a redelivered update already queued a job that is still in progress."""
+        """Whether a redelivered update already made a job (still running or long finished: either way it was answered)."""
         if self._redelivered_up_to is None or update.update_id > self._redelivered_up_to:
             return False
         source = _source_message(update)

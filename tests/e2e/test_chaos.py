@@ -48,3 +48,23 @@ async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bo
                         or call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳")]
     assert len(acknowledgements) == 1
     assert len(media(telegram, alice_chat.id)) == 1
+
+
+@pytest.mark.parametrize("task_seconds", [0.2])
+async def test_an_update_sent_again_after_its_result_went_out_is_not_answered_twice(bot, telegram, settings,
+                                                                                     alice_chat):
+    request = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
+    await wait_media(telegram, alice_chat.id)
+    await bot.stop()
+    # killed after the job was done but before Telegram heard the update was handled: it comes again
+    telegram._state.push_update("message", request)
+    await bot.start()
+    await telegram.wait_for(lambda: telegram.pending_updates == 0)  # taken, and confirmed
+    await bot.stop()  # whatever it was going to do with the update is done
+    assert len(media(telegram, alice_chat.id)) == 1
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            assert await JobRepository(session).get(2) is None  # one job, not two
+    finally:
+        await engine.dispose()
