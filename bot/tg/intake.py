@@ -106,20 +106,23 @@ class UpdateIntake:
 
     def _worth_fetching(self) -> bool:
         """Whether a getUpdates now could bring work: every answer repeats the updates held above the offset."""
+        self._forget_confirmed()
         if not self._handling:
             return True  # a long poll for whatever comes next
-        offset = min(self._handling)
-        self._handled = {update_id for update_id in self._handled if update_id >= offset}
         if len(self._handling) + len(self._handled) >= FETCH_LIMIT:
             return False  # the answer could hold nothing but updates already held
         # the slots are about to run dry, or some are free for a chat whose updates wait beyond the held ones
         return len(self._handling) <= self._concurrency or len(self._lanes) < self._concurrency
 
-    async def _fetch(self, stop: asyncio.Event) -> list[Update] | None:
-        """One getUpdates (long when nothing is being handled); None when `stop` came first."""
+    def _forget_confirmed(self) -> None:
+        """Drop handled updates below the offset: the next getUpdates confirms them, and they never come back."""
         offset = self.offset
         if offset is not None:
             self._handled = {update_id for update_id in self._handled if update_id >= offset}
+
+    async def _fetch(self, stop: asyncio.Event) -> list[Update] | None:
+        """One getUpdates (long when nothing is being handled); None when `stop` came first."""
+        offset = self.offset  # _worth_fetching, just before, forgot what it confirms
         fetch = asyncio.ensure_future(self._application.bot.get_updates(
             offset=offset, limit=FETCH_LIMIT, timeout=0 if self._handling else self._poll_timeout,
             allowed_updates=self._allowed))
