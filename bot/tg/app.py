@@ -5,11 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-import httpx
 from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
-from telegram.request import HTTPXRequest
 
 from bot.operations.catalogue import Operation
 from bot.tg.context import DEPS_KEY, Deps
@@ -18,14 +16,12 @@ from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
 from bot.tg.notifier import TelegramNotifier
 from bot.tg.ratelimit import TelegramRateLimiter
-from bot.transport import pooled_transport
+from bot.tg.request import AiohttpRequest
 
 log = logging.getLogger(__name__)
 
-#: connections to the Bot API at once (PTB's default), and how many of them stay open while idle: every
-#: idle one is looked at on each request
+#: connections to the Bot API at once (PTB's default)
 TELEGRAM_CONNECTIONS = 256
-TELEGRAM_LIMITS = httpx.Limits(max_connections=TELEGRAM_CONNECTIONS, max_keepalive_connections=32)
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST]
 
@@ -44,11 +40,11 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
                       read_timeout: float = 30.0) -> Application:
     """An Application talking to `{api_url}/bot<token>/…` (Telegram's, a local Bot API server, or a fake)."""
     api_url = api_url.rstrip("/")
-    request = HTTPXRequest(connection_pool_size=TELEGRAM_CONNECTIONS, read_timeout=read_timeout,
-                           write_timeout=read_timeout, media_write_timeout=60.0,
-                           httpx_kwargs={"transport": pooled_transport(limits=TELEGRAM_LIMITS)})
+    request = AiohttpRequest(connections=TELEGRAM_CONNECTIONS, read_timeout=read_timeout, media_write_timeout=60.0)
+    # the long poll gets a connection of its own, as PTB's default does
+    updates_request = AiohttpRequest(connections=1, read_timeout=read_timeout)
     builder = (ApplicationBuilder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
-               .request(request).concurrent_updates(16))
+               .request(request).get_updates_request(updates_request).concurrent_updates(16))
     if rate_limit:
         # stays under Telegram's flood limits (per bot, private chat and group) and waits out any 429
         builder = builder.rate_limiter(TelegramRateLimiter(max_retries=3))

@@ -1,74 +1,182 @@
-"""The pooled transport: the cheap idle check is in place, and pooled connections behave as before."""
+"""The HTTP layer on aiohttp: the httpx transport and PTB's request, against a real server on loopback."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from aiohttp import web
+from telegram import InputFile
+from telegram.error import NetworkError, TimedOut
+from telegram.request import RequestData
+from telegram.request._requestparameter import RequestParameter
 
-from bot.transport import SocketKeepingBackend, pooled_transport
-
-
-def test_the_pool_uses_the_socket_keeping_backend():
-    transport = pooled_transport(limits=httpx.Limits(max_connections=4))
-    # reaching into httpx here is the point: an httpx or httpcore upgrade that moves these makes the
-    # transport silently fall back to the slow check, and this test is what notices
-    assert isinstance(transport._pool._network_backend, SocketKeepingBackend)
+from bot.tg.request import AiohttpRequest
+from bot.transport import pooled_transport
 
 
 class Server:
-    """A tiny HTTP/1.1 server on loopback that can drop its idle connections."""
+    """A loopback aiohttp server that echoes requests, redirects, compresses, stalls and counts connections."""
 
     def __init__(self) -> None:
-        self.connections = 0
-        self.writers: list[asyncio.StreamWriter] = []
+        self.peers: set[tuple[str, int]] = set()
+        self.requests: list[dict] = []
+        self.stall = asyncio.Event()
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        self.writers.append(writer)
-        try:
-            while await reader.readuntil(b"\r\n\r\n"):
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    async def echo(self, request: web.Request) -> web.Response:
+        self.peers.add(request.transport.get_extra_info("peername"))
+        body, fields = b"", {}
+        if request.content_type == "multipart/form-data":
+            fields = {name: (value.filename, value.file.read()) if isinstance(value, web.FileField) else value
+                      for name, value in (await request.post()).items()}
+        elif request.content_type.endswith("urlencoded"):
+            fields = dict(await request.post())
+        else:
+            body = await request.read()
+        self.requests.append({"method": request.method, "path": request.path_qs, "headers": dict(request.headers),
+                              "body": body, "fields": fields})
+        return web.json_response({"ok": True, "path": request.path_qs})
 
-    def drop_all(self) -> None:
-        for writer in self.writers:
-            writer.close()
-        self.writers.clear()
+    async def redirect(self, _: web.Request) -> web.Response:
+        raise web.HTTPFound("/echo")
+
+    async def gzipped(self, _: web.Request) -> web.Response:
+        return web.Response(body=gzip.compress(b"x" * 10_000), headers={"Content-Encoding": "gzip"})
+
+    async def slow(self, _: web.Request) -> web.Response:
+        await self.stall.wait()
+        return web.Response(text="late")
+
+    async def big(self, _: web.Request) -> web.StreamResponse:
+        return web.Response(body=b"y" * 1_000_000)
 
 
 @pytest.fixture
 async def server() -> AsyncIterator[tuple[Server, str]]:
     state = Server()
-    listening = await asyncio.start_server(state.handle, "127.0.0.1", 0)
-    port = listening.sockets[0].getsockname()[1]
+    app = web.Application()
+    app.router.add_route("*", "/echo", state.echo)
+    app.router.add_route("*", "/file/{name}", state.echo)
+    app.router.add_get("/redirect", state.redirect)
+    app.router.add_get("/gzip", state.gzipped)
+    app.router.add_get("/slow", state.slow)
+    app.router.add_get("/big", state.big)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        yield state, f"http://127.0.0.1:{port}/"
+        yield state, f"http://127.0.0.1:{port}"
     finally:
-        listening.close()
-        state.drop_all()
-        await listening.wait_closed()
+        state.stall.set()
+        await runner.cleanup()
+
+
+# --- the httpx transport -------------------------------------------------------------------------
 
 
 async def test_keep_alive_reuses_one_connection(server):
     state, url = server
     async with httpx.AsyncClient(transport=pooled_transport()) as client:
         for _ in range(5):
-            assert (await client.get(url)).text == "ok"
-    assert state.connections == 1
+            assert (await client.get(f"{url}/echo")).json()["ok"] is True
+    assert len(state.peers) == 1
 
 
-async def test_a_connection_the_server_closed_is_not_reused(server):
+async def test_httpx_builds_the_request_and_aiohttp_sends_it_unchanged(server):
     state, url = server
+    async with httpx.AsyncClient(transport=pooled_transport(), headers={"X-API-KEY": "k"}) as client:
+        response = await client.post(f"{url}/echo?a=1%2F2", json={"b": [1, 2]})
+    assert response.status_code == 200 and response.json()["path"] == "/echo?a=1%2F2"  # not re-encoded
+    sent = state.requests[0]
+    assert sent["method"] == "POST" and json.loads(sent["body"]) == {"b": [1, 2]}
+    assert sent["headers"]["X-API-KEY"] == "k"
+    assert sent["headers"]["Content-Type"] == "application/json"
+    assert sent["headers"]["User-Agent"].startswith("python-httpx/")
+
+
+async def test_redirects_are_followed_by_httpx_and_content_is_decoded_once(server):
+    _, url = server
+    async with httpx.AsyncClient(transport=pooled_transport(), follow_redirects=True) as client:
+        redirected = await client.get(f"{url}/redirect")
+        compressed = await client.get(f"{url}/gzip")
+    assert [r.status_code for r in redirected.history] == [302] and redirected.json()["path"] == "/echo"
+    assert compressed.content == b"x" * 10_000
+
+
+async def test_a_body_left_unread_does_not_spoil_the_next_request(server):
+    _, url = server
     async with httpx.AsyncClient(transport=pooled_transport()) as client:
-        assert (await client.get(url)).text == "ok"
-        state.drop_all()
-        await asyncio.sleep(0.05)  # the FIN arrives: the idle socket turns readable
-        assert (await client.get(url)).text == "ok"  # a fresh connection, not an error
-    assert state.connections == 2
+        async with client.stream("GET", f"{url}/big") as response:
+            async for chunk in response.aiter_bytes():
+                assert chunk
+                break  # stop early, as the result download does past its size limit
+        assert (await client.get(f"{url}/echo")).json()["ok"] is True
+
+
+async def test_failures_arrive_as_the_httpx_errors_callers_handle(server):
+    state, url = server
+    async with httpx.AsyncClient(transport=pooled_transport(), timeout=httpx.Timeout(0.3)) as client:
+        with pytest.raises(httpx.ReadTimeout):
+            await client.get(f"{url}/slow")
+        with pytest.raises(httpx.ConnectError):
+            await client.get("http://127.0.0.1:1/")  # nothing listens on port 1
+
+
+async def test_the_transport_opens_again_after_closing(server):
+    _, url = server
+    transport = pooled_transport()
+    for _ in range(2):  # python-telegram-bot and the runtime close a client and may build another on it
+        async with httpx.AsyncClient(transport=transport) as client:
+            assert (await client.get(f"{url}/echo")).status_code == 200
+
+
+# --- python-telegram-bot's request ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def ptb_request() -> AsyncIterator[AiohttpRequest]:
+    request = AiohttpRequest(connections=4, read_timeout=0.3)
+    await request.initialize()
+    try:
+        yield request
+    finally:
+        await request.shutdown()
+
+
+async def test_ptb_parameters_go_as_a_form_and_files_as_multipart(server, ptb_request):
+    state, url = server
+    plain = RequestData([RequestParameter.from_input("chat_id", 5), RequestParameter.from_input("text", "hi ü")])
+    status, body = await ptb_request.do_request(f"{url}/echo", "POST", plain)
+    assert status == 200 and json.loads(body)["ok"] is True
+    assert state.requests[-1]["fields"] == {"chat_id": "5", "text": "hi ü"}
+    assert state.requests[-1]["headers"]["User-Agent"] == AiohttpRequest.USER_AGENT
+
+    photo = RequestData([RequestParameter.from_input("chat_id", 5),
+                         RequestParameter.from_input("photo", InputFile(b"\xff\xd8jpeg", filename="a.jpg"))])
+    status, _ = await ptb_request.do_request(f"{url}/echo", "POST", photo)
+    assert status == 200
+    assert state.requests[-1]["fields"] == {"chat_id": "5", "photo": ("a.jpg", b"\xff\xd8jpeg")}
+    assert state.requests[-1]["headers"]["Content-Type"].startswith("multipart/form-data")
+
+
+async def test_ptb_downloads_come_back_as_bytes(server, ptb_request):
+    _, url = server
+    status, body = await ptb_request.do_request(f"{url}/big", "GET")
+    assert status == 200 and body == b"y" * 1_000_000
+
+
+async def test_ptb_sees_its_own_errors_for_timeouts_and_refusals(server, ptb_request):
+    _, url = server
+    with pytest.raises(TimedOut):
+        await ptb_request.do_request(f"{url}/slow", "GET")
+    with pytest.raises(NetworkError):
+        await ptb_request.do_request("http://127.0.0.1:1/", "GET")
+    uninitialized = AiohttpRequest(connections=1)
+    with pytest.raises(RuntimeError):
+        await uninitialized.do_request(f"{url}/echo", "GET")
