@@ -9,6 +9,7 @@ parameters straight to aiohttp's client, which the bot already uses for its HTTP
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlencode
 
 import aiohttp
 from telegram.error import NetworkError, TimedOut
@@ -26,16 +27,17 @@ def _chosen(value: Timeout, default: float | None) -> float | None:
     return default if value is BaseRequest.DEFAULT_NONE else value  # type: ignore[return-value]
 
 
-def _form(fields: dict[str, str], files: dict) -> aiohttp.FormData | dict[str, str]:
-    """The call's parameters as HTTPXRequest encodes them: a form, multipart when files go with it."""
+def _body(fields: dict[str, str], files: dict) -> tuple[bytes | aiohttp.FormData, dict[str, str]]:
+    """The call's parameters encoded as HTTPXRequest sends them: a form, multipart when files go with it."""
     if not files:
-        return fields
+        # encoded here: handing aiohttp a dict builds a FormData and a MultipartWriter for every call
+        return urlencode(fields).encode("ascii"), {"Content-Type": "application/x-www-form-urlencoded"}
     form = aiohttp.FormData(quote_fields=False)
     for name, value in fields.items():
         form.add_field(name, value)
     for name, (file_name, content, mime_type) in files.items():
         form.add_field(name, content, filename=file_name, content_type=mime_type)
-    return form
+    return form, {}
 
 
 class AiohttpRequest(BaseRequest):
@@ -81,10 +83,10 @@ class AiohttpRequest(BaseRequest):
             read = None if write is None else read + write
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read,
                                         connect=None if connect is None or pool is None else connect + pool)
-        data = None if request_data is None else _form(request_data.json_parameters, files)
+        data, headers = (None, {}) if request_data is None else _body(request_data.json_parameters, files)
         try:
             async with self._session.request(method, url, data=data, timeout=timeout,
-                                             headers={"User-Agent": self.USER_AGENT}) as response:
+                                             headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 return response.status, await response.read()
         except asyncio.TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
             raise TimedOut(f"aiohttp.{type(error).__name__}: {error}") from error
