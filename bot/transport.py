@@ -34,9 +34,18 @@ def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), **options)
 
 
+def describe(error: BaseException) -> str:
+    """What aiohttp raised, without the request's URL: a Bot API URL holds the bot token."""
+    if isinstance(error, aiohttp.ClientResponseError):  # its str() ends with the URL
+        return f"{type(error).__name__}: {error.status} {error.message}"
+    if isinstance(error, aiohttp.InvalidURL):
+        return f"{type(error).__name__}: not a valid URL"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 def _as_httpx_error(error: BaseException, request: httpx.Request) -> httpx.TransportError:
     """The httpx exception callers already handle for what aiohttp raised."""
-    message = str(error) or type(error).__name__
+    message = describe(error)
     if isinstance(error, aiohttp.ConnectionTimeoutError):
         return httpx.ConnectTimeout(message, request=request)
     if isinstance(error, aiohttp.SocketTimeoutError | asyncio.TimeoutError):

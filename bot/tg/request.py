@@ -15,7 +15,7 @@ import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot.transport import client_session
+from bot.transport import client_session, describe
 
 
 #: a timeout the caller left out (BaseRequest.DEFAULT_NONE) or gave
@@ -85,10 +85,10 @@ class AiohttpRequest(BaseRequest):
                                         connect=None if connect is None or pool is None else connect + pool)
         data, headers = (None, {}) if request_data is None else _body(request_data.json_parameters, files)
         try:
-            async with self._session.request(method, url, data=data, timeout=timeout,
+            async with self._session.request(method, url, data=data, timeout=timeout, allow_redirects=False,
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 return response.status, await response.read()
         except asyncio.TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
-            raise TimedOut(f"aiohttp.{type(error).__name__}: {error}") from error
+            raise TimedOut(f"aiohttp.{describe(error)}") from error
         except aiohttp.ClientError as error:
-            raise NetworkError(f"aiohttp.{type(error).__name__}: {error}") from error
+            raise NetworkError(f"aiohttp.{describe(error)}") from error

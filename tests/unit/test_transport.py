@@ -180,3 +180,25 @@ async def test_ptb_sees_its_own_errors_for_timeouts_and_refusals(server, ptb_req
     uninitialized = AiohttpRequest(connections=1)
     with pytest.raises(RuntimeError):
         await uninitialized.do_request(f"{url}/echo", "GET")
+
+
+async def test_a_broken_answer_is_reported_without_the_url_and_its_token(ptb_request):
+    async def answer_garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 2000 Nonsense\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    listening = await asyncio.start_server(answer_garbage, "127.0.0.1", 0)
+    port = listening.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(NetworkError) as raised:
+            await ptb_request.do_request(f"http://127.0.0.1:{port}/bot123:SECRET/getMe", "POST")
+        assert "SECRET" not in raised.value.message
+        async with httpx.AsyncClient(transport=pooled_transport()) as client:
+            with pytest.raises(httpx.TransportError) as failed:
+                await client.get(f"http://127.0.0.1:{port}/bot123:SECRET/file")
+        assert "SECRET" not in str(failed.value)
+    finally:
+        listening.close()
+        await listening.wait_closed()
