@@ -149,7 +149,7 @@ class PollSchedule:
     #: while a task is likely to finish (see dense_hazard), checks come every `notice_interval` seconds
     notice_interval: float = 2.0
     #: the least chance per second that a running task finishes now for checks to be dense
-    dense_hazard: float = 0.035
+    dense_hazard: float = 0.04
     #: ... and the dense window ends by this share of tasks (of that operation and size) done
     dense_until: float = 0.98
     #: when a task's hazard never reaches dense_hazard (a very slow one), the first check comes
