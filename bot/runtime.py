@@ -28,7 +28,7 @@ from bot.store import create_engine, migrate, session_factory
 from bot.tg.app import ALLOWED_UPDATES, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
 from bot.tg.intake import UpdateIntake
-from bot.transport import pooled_transport
+from bot.transport import AiohttpTransport
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection
     try:
         timeout = httpx.Timeout(30.0, connect=10.0)
         limits = httpx.Limits(max_connections=max(10, settings.service_concurrency * 2))
-        async with httpx.AsyncClient(timeout=timeout, transport=pooled_transport(limits=limits),
+        async with httpx.AsyncClient(timeout=timeout, transport=AiohttpTransport(limits),
                                      follow_redirects=True) as http:
             client = AiartClient(http, base_url=base_url, api_key=key, static_url=static_url)
             yield ServiceConnection(client, http, sandbox)

@@ -22,11 +22,6 @@ _BODY_FRAMING = frozenset({b"content-length", b"transfer-encoding"})
 _CHUNK = 64 * 1024
 
 
-def pooled_transport(limits: httpx.Limits = httpx.Limits()) -> AiohttpTransport:
-    """A transport keeping at most limits.max_connections open (idle ones for limits.keepalive_expiry)."""
-    return AiohttpTransport(limits)
-
-
 def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options: Any) -> aiohttp.ClientSession:
     """An aiohttp session with no cookie jar, trusting the certificates httpx would (0 connections: no cap)."""
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, keepalive_timeout=keepalive_s,
@@ -57,12 +52,16 @@ def _as_httpx_error(error: BaseException, request: httpx.Request) -> httpx.Trans
     return httpx.ReadError(message, request=request)
 
 
-def _timeout(request: httpx.Request) -> aiohttp.ClientTimeout:
-    """httpx's per-request timeouts in aiohttp's terms (waiting for a free connection counts as connecting)."""
-    timeouts = request.extensions.get("timeout", {})
-    connect, pool = timeouts.get("connect"), timeouts.get("pool")
-    return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=timeouts.get("read"),
+def client_timeout(*, connect: float | None, read: float | None, pool: float | None) -> aiohttp.ClientTimeout:
+    """httpx's kinds of timeout in aiohttp's terms (waiting for a free connection counts as connecting)."""
+    return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read,
                                  connect=None if connect is None or pool is None else connect + pool)
+
+
+def _timeout(request: httpx.Request) -> aiohttp.ClientTimeout:
+    """The request's own timeouts, as httpx set them."""
+    timeouts = request.extensions.get("timeout", {})
+    return client_timeout(connect=timeouts.get("connect"), read=timeouts.get("read"), pool=timeouts.get("pool"))
 
 
 class _ResponseStream(httpx.AsyncByteStream):
@@ -87,9 +86,12 @@ class _ResponseStream(httpx.AsyncByteStream):
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
-    """httpx.AsyncBaseTransport over an aiohttp ClientSession, opened on first use and again after aclose()."""
+    """httpx.AsyncBaseTransport over an aiohttp ClientSession, opened on first use and again after aclose().
 
-    def __init__(self, limits: httpx.Limits) -> None:
+    It keeps at most limits.max_connections open, idle ones for limits.keepalive_expiry.
+    """
+
+    def __init__(self, limits: httpx.Limits = httpx.Limits()) -> None:
         self._limits = limits
         self._session: aiohttp.ClientSession | None = None
 

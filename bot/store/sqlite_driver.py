@@ -42,7 +42,7 @@ class Outcome:
         """Nothing to release: the SQLite cursor was closed in the connection's thread."""
 
 
-def _run(connection: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> Outcome:
+def _statement(connection: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> Outcome:
     """Execute, fetch and close in the connection's thread (the one trip)."""
     cursor = connection.cursor()
     try:
@@ -70,19 +70,19 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
     def _aenter_cursor(self, cursor: Any) -> Any:
         return cursor
 
-    async def _run(self, operation: str, parameters: Any, many: bool) -> Outcome:
+    async def _one_trip(self, operation: str, parameters: Any, many: bool) -> Outcome:
         connection: aiosqlite.Connection = self._connection  # type: ignore[assignment]
         async with self._adapt_connection._execute_mutex:
-            outcome = await connection._execute(_run, connection._conn, operation, parameters, many)
+            outcome = await connection._execute(_statement, connection._conn, operation, parameters, many)
         self._cursor = outcome  # type: ignore[assignment]
         self._rows = collections.deque(outcome.rows)
         return outcome
 
     async def _execute_async(self, operation: Any, parameters: Any) -> Any:
-        return await self._run(operation, parameters, many=False)
+        return await self._one_trip(operation, parameters, many=False)
 
     async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> Any:
-        return await self._run(operation, seq_of_parameters, many=True)
+        return await self._one_trip(operation, seq_of_parameters, many=True)
 
 
 class OneTripConnection(AsyncAdapt_aiosqlite_connection):

@@ -15,7 +15,7 @@ import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot.transport import client_session, describe
+from bot.transport import client_session, client_timeout, describe
 
 
 #: a timeout the caller left out (BaseRequest.DEFAULT_NONE) or gave
@@ -81,8 +81,7 @@ class AiohttpRequest(BaseRequest):
             # aiohttp has no write timeout and its read timeout already runs while an upload goes out
             write = _chosen(write_timeout, self._media_write_timeout)
             read = None if write is None else read + write
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read,
-                                        connect=None if connect is None or pool is None else connect + pool)
+        timeout = client_timeout(connect=connect, read=read, pool=pool)
         data, headers = (None, {}) if request_data is None else _body(request_data.json_parameters, files)
         try:
             async with self._session.request(method, url, data=data, timeout=timeout, allow_redirects=False,

@@ -55,14 +55,14 @@ async def test_each_statement_is_one_trip_with_its_rows(engine, trips):
         trips.clear()  # BEGIN IMMEDIATE, sent at the start of the transaction, is a statement too
         inserted = await connection.execute(insert(things).returning(things.c.id), {"name": "a"})
         assert inserted.scalar_one() == 1
-        assert trips == ["_run"]
+        assert trips == ["_statement"]
         many = await connection.execute(insert(things), [{"name": "b"}, {"name": "c"}])  # executemany
         assert many.rowcount == 2
         changed = await connection.execute(update(things).where(things.c.id > 1).values(name=things.c.name + "!"))
         assert changed.rowcount == 2
         rows = (await connection.execute(select(things.c.name).order_by(things.c.id))).scalars().all()
         assert rows == ["a", "b!", "c!"]
-        assert trips == ["_run"] * 4
+        assert trips == ["_statement"] * 4
 
 
 async def test_fetching_in_parts_and_empty_results_work(engine):

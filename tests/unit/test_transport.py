@@ -16,7 +16,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from bot.tg.request import AiohttpRequest
-from bot.transport import pooled_transport
+from bot.transport import AiohttpTransport
 
 
 class Server:
@@ -82,7 +82,7 @@ async def server() -> AsyncIterator[tuple[Server, str]]:
 
 async def test_keep_alive_reuses_one_connection(server):
     state, url = server
-    async with httpx.AsyncClient(transport=pooled_transport()) as client:
+    async with httpx.AsyncClient(transport=AiohttpTransport()) as client:
         for _ in range(5):
             assert (await client.get(f"{url}/echo")).json()["ok"] is True
     assert len(state.peers) == 1
@@ -90,7 +90,7 @@ async def test_keep_alive_reuses_one_connection(server):
 
 async def test_httpx_builds_the_request_and_aiohttp_sends_it_unchanged(server):
     state, url = server
-    async with httpx.AsyncClient(transport=pooled_transport(), headers={"X-API-KEY": "k"}) as client:
+    async with httpx.AsyncClient(transport=AiohttpTransport(), headers={"X-API-KEY": "k"}) as client:
         response = await client.post(f"{url}/echo?a=1%2F2", json={"b": [1, 2]})
     assert response.status_code == 200 and response.json()["path"] == "/echo?a=1%2F2"  # not re-encoded
     sent = state.requests[0]
@@ -102,7 +102,7 @@ async def test_httpx_builds_the_request_and_aiohttp_sends_it_unchanged(server):
 
 async def test_redirects_are_followed_by_httpx_and_content_is_decoded_once(server):
     _, url = server
-    async with httpx.AsyncClient(transport=pooled_transport(), follow_redirects=True) as client:
+    async with httpx.AsyncClient(transport=AiohttpTransport(), follow_redirects=True) as client:
         redirected = await client.get(f"{url}/redirect")
         compressed = await client.get(f"{url}/gzip")
     assert [r.status_code for r in redirected.history] == [302] and redirected.json()["path"] == "/echo"
@@ -111,7 +111,7 @@ async def test_redirects_are_followed_by_httpx_and_content_is_decoded_once(serve
 
 async def test_a_body_left_unread_does_not_spoil_the_next_request(server):
     _, url = server
-    async with httpx.AsyncClient(transport=pooled_transport()) as client:
+    async with httpx.AsyncClient(transport=AiohttpTransport()) as client:
         async with client.stream("GET", f"{url}/big") as response:
             async for chunk in response.aiter_bytes():
                 assert chunk
@@ -121,7 +121,7 @@ async def test_a_body_left_unread_does_not_spoil_the_next_request(server):
 
 async def test_failures_arrive_as_the_httpx_errors_callers_handle(server):
     state, url = server
-    async with httpx.AsyncClient(transport=pooled_transport(), timeout=httpx.Timeout(0.3)) as client:
+    async with httpx.AsyncClient(transport=AiohttpTransport(), timeout=httpx.Timeout(0.3)) as client:
         with pytest.raises(httpx.ReadTimeout):
             await client.get(f"{url}/slow")
         with pytest.raises(httpx.ConnectError):
@@ -130,7 +130,7 @@ async def test_failures_arrive_as_the_httpx_errors_callers_handle(server):
 
 async def test_the_transport_opens_again_after_closing(server):
     _, url = server
-    transport = pooled_transport()
+    transport = AiohttpTransport()
     for _ in range(2):  # python-telegram-bot and the runtime close a client and may build another on it
         async with httpx.AsyncClient(transport=transport) as client:
             assert (await client.get(f"{url}/echo")).status_code == 200
@@ -195,7 +195,7 @@ async def test_a_broken_answer_is_reported_without_the_url_and_its_token(ptb_req
         with pytest.raises(NetworkError) as raised:
             await ptb_request.do_request(f"http://127.0.0.1:{port}/bot123:SECRET/getMe", "POST")
         assert "SECRET" not in raised.value.message
-        async with httpx.AsyncClient(transport=pooled_transport()) as client:
+        async with httpx.AsyncClient(transport=AiohttpTransport()) as client:
             with pytest.raises(httpx.TransportError) as failed:
                 await client.get(f"http://127.0.0.1:{port}/bot123:SECRET/file")
         assert "SECRET" not in str(failed.value)
