@@ -6,9 +6,8 @@ WORKDIR /app
 
 COPY pyproject.toml README.md ./
 COPY bot ./bot
-COPY migrations ./migrations
 COPY alembic.ini ./
-# editable, so the package finds migrations/ beside it (bot.store.db looks there)
+# migrations ship inside the package (bot/store/migrations)
 RUN pip install -e . && useradd --create-home --uid 10001 bot && mkdir -p /app/data && chown bot /app/data
 USER bot
 VOLUME ["/app/data"]

@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.store.sqlite_driver import one_trip_dbapi
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+#: shipped inside the package, so an installed wheel migrates as a checkout does
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 # Async drivers for the URLs operators are likely to write.
 _ASYNC_DRIVERS = {
