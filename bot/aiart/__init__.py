@@ -1,4 +1,7 @@
-"""Client for the asynchronous AI image service: typed requests, answers, errors and the HTTP client."""
+"""Client for the asynchronous AI image service: answers, errors and the HTTP client.
+
+The typed requests, one per operation, live in `bot.aiart.models`.
+"""
 
 from __future__ import annotations
 
@@ -23,68 +26,29 @@ from bot.aiart.errors import (
     TransportError,
     Unauthorized,
 )
-from bot.aiart.models import (
-    MAX_PADDING,
-    MAX_PROMPT_CHARS,
-    REMOVE_BG_ACTIONS,
-    ColorizeRequest,
-    Credits,
-    ExpandRequest,
-    FaceSwapRequest,
-    HeadshotRequest,
-    HeadshotTemplate,
-    ImageGenerationRequest,
-    ImageRef,
-    Img2ImgRequest,
-    RemoveBackgroundRequest,
-    ReplaceRequest,
-    Request,
-    RestoreRequest,
-    RetouchRequest,
-    Task,
-    TaskState,
-    Text2ImgRequest,
-    UploadSlot,
-    UpscaleRequest,
-)
+from bot.aiart.models import Credits, ImageRef, Request, Task, TaskState, UploadSlot
 
 __all__ = [
     "DEFAULT_STATIC_URL",
-    "MAX_PADDING",
-    "MAX_PROMPT_CHARS",
-    "REMOVE_BG_ACTIONS",
     "APIError",
     "AiartClient",
     "AiartError",
     "BadRequest",
-    "ColorizeRequest",
     "ConnectError",
     "Credits",
-    "ExpandRequest",
-    "FaceSwapRequest",
-    "HeadshotRequest",
-    "HeadshotTemplate",
-    "ImageGenerationRequest",
     "ImageRef",
-    "Img2ImgRequest",
     "MalformedResponse",
     "NoCredits",
     "RateLimited",
-    "RemoveBackgroundRequest",
-    "ReplaceRequest",
     "Request",
-    "RestoreRequest",
-    "RetouchRequest",
     "RetryPolicy",
     "ServerError",
     "Task",
     "TaskState",
-    "Text2ImgRequest",
     "Timeout",
     "TransportError",
     "Unauthorized",
     "UploadSlot",
-    "UpscaleRequest",
     "parse_retry_after",
     "parse_task",
     "public_result_url",

@@ -34,27 +34,7 @@ from bot.aiart.errors import (
     TransportError,
     Unauthorized,
 )
-from bot.aiart.models import (
-    ColorizeRequest,
-    Credits,
-    ExpandRequest,
-    FaceSwapRequest,
-    HeadshotRequest,
-    HeadshotTemplate,
-    ImageGenerationRequest,
-    ImageRef,
-    Img2ImgRequest,
-    RemoveBackgroundRequest,
-    ReplaceRequest,
-    Request,
-    RestoreRequest,
-    RetouchRequest,
-    Task,
-    TaskState,
-    Text2ImgRequest,
-    UploadSlot,
-    UpscaleRequest,
-)
+from bot.aiart.models import Credits, Request, Task, TaskState, UploadSlot
 
 logger = logging.getLogger("bot.aiart")
 
@@ -234,89 +214,39 @@ class AiartClient:
         return await self._service_call("GET", "/v1/credits", _credits_of, policy=self._retry,
                                         retry_if=_retry_idempotent)
 
-    async def upload(self, data: bytes, *, suffix: str = "jpg") -> str:
-        """Store image bytes with the service (signed slot, then PUT); returns the URL to pass as an image."""
+    async def upload(self, data: bytes, *, suffix: str = "jpg", upload_type: str = Request.upload_type,
+                     content_type: str = "image/jpeg") -> str:
+        """Store image bytes with the service (signed slot, then PUT); returns the URL to pass as an image.
+
+        `upload_type` is the slot's kind as the provider's own client names it per operation
+        (`Request.upload_type`); `content_type` goes on the PUT, as that client sends it.
+        """
         if not data:
             raise ValueError("upload data must not be empty")
         if not (suffix.isascii() and suffix.isalnum()):
             raise ValueError("suffix must be a short alphanumeric file extension")
-        slot = await self._sign_upload(suffix)
-        await self._put_upload(slot.upload_url, data)
+        if not upload_type.replace("_", "").isalnum():
+            raise ValueError("upload_type must be a plain word such as img2img")
+        slot = await self._sign_upload(suffix, upload_type)
+        await self._put_upload(slot.upload_url, data, content_type)
         return slot.url
-
-    # --- one method per operation ----------------------------------------------------------------------
-
-    async def upscale(self, image: ImageRef, factor: int = 2, max_width: int = 4096,
-                      max_height: int = 4096) -> str:
-        """AI Upscaler; returns the task id."""
-        return await self.submit(UpscaleRequest(image, factor, max_width, max_height))
-
-    async def retouch_skin(self, image: ImageRef) -> str:
-        """AI Skin Retouch; returns the task id."""
-        return await self.submit(RetouchRequest(image))
-
-    async def text_to_image(self, content: str, template_id: str, size_id: str = "1:1",
-                            negative_prompt: str = "") -> str:
-        """Text to Image; returns the task id."""
-        return await self.submit(Text2ImgRequest(content, template_id, size_id, negative_prompt))
-
-    async def image_to_image(self, image: ImageRef, template_id: str, content: str = "",
-                             negative_prompt: str = "", strength: float = 0.5,
-                             format: str | None = None) -> str:
-        """Image to Image (art effects); returns the task id."""
-        return await self.submit(Img2ImgRequest(image, template_id, content, negative_prompt, strength, format))
-
-    async def remove_background(self, image: ImageRef, action: str = "auto") -> str:
-        """Background Remover; returns the task id."""
-        return await self.submit(RemoveBackgroundRequest(image, action))
-
-    async def headshot(self, image: ImageRef, templates: Sequence[HeadshotTemplate]) -> str:
-        """AI Headshot; returns the task id."""
-        return await self.submit(HeadshotRequest(image, tuple(templates)))
-
-    async def colorize(self, image: ImageRef, model_name: str = "stable", render_factor: int = 35,
-                       watermarked: bool = False) -> str:
-        """Photo Colorize; returns the task id."""
-        return await self.submit(ColorizeRequest(image, model_name, render_factor, watermarked))
-
-    async def restore(self, image: ImageRef, face_upsample: bool = True, background_enhance: bool = True,
-                      upscale: int = 2, fidelity_weight: float = 0.5) -> str:
-        """Photo Restoration; returns the task id."""
-        return await self.submit(RestoreRequest(image, face_upsample, background_enhance, upscale,
-                                                fidelity_weight))
-
-    async def face_swap(self, image: ImageRef, template_image: ImageRef) -> str:
-        """Face Swap; returns the task id."""
-        return await self.submit(FaceSwapRequest(image, template_image))
-
-    async def expand(self, image: ImageRef, left: int = 0, top: int = 0, right: int = 0, bottom: int = 0) -> str:
-        """AI Expand; returns the task id."""
-        return await self.submit(ExpandRequest(image, left, top, right, bottom))
-
-    async def replace(self, image: ImageRef, mask: ImageRef, content: str) -> str:
-        """AI Replace; returns the task id."""
-        return await self.submit(ReplaceRequest(image, mask, content))
-
-    async def generate_image(self, model_id: str, prompt: str, width: int = 1024, height: int = 1024,
-                             image: ImageRef | None = None, quality: str | None = None) -> str:
-        """Image Generation with a given model; returns the task id."""
-        return await self.submit(ImageGenerationRequest(model_id, prompt, width, height, image, quality))
 
     # --- plumbing --------------------------------------------------------------------------------------
 
-    async def _sign_upload(self, suffix: str) -> UploadSlot:
+    async def _sign_upload(self, suffix: str, upload_type: str) -> UploadSlot:
         return await self._service_call("GET", "/v1/upload/sign", _upload_slot_of,
-                                        params={"type": "image", "suffix": suffix},
+                                        params={"type": upload_type, "suffix": suffix},
                                         policy=self._retry, retry_if=_retry_idempotent)
 
-    async def _put_upload(self, upload_url: str, data: bytes) -> None:
+    async def _put_upload(self, upload_url: str, data: bytes, content_type: str) -> None:
         target = urlsplit(upload_url)
         # the query of a presigned URL is its signature: keep it out of labels and logs
         label = f"PUT {target.netloc}{target.path}"
 
         async def once() -> None:
-            # no Content-Type, like the provider's SDK: a presigned URL may have been signed without one
-            request = self._http.build_request("PUT", upload_url, content=data)
+            # the type of the file, as the provider's client sends it: a presigned URL may be signed with it
+            request = self._http.build_request("PUT", upload_url, content=data,
+                                               headers={"Content-Type": content_type})
             # the slot lives on storage outside the service; the key must never travel there
             request.headers.pop("Authorization", None)
             response = await self._send(request, label)

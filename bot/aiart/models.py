@@ -31,6 +31,9 @@ class Request(abc.ABC):
     path: ClassVar[str]
     #: whether the service accepts BASE64 data for this operation's image fields
     accepts_base64: ClassVar[bool] = False
+    #: the upload slot's `type` for this operation's images: what the provider's own client sends
+    #: (`img_upscale`, `bg_remove`, `img2img`); operations that client does not upload for use `img2img`
+    upload_type: ClassVar[str] = "img2img"
 
     @property
     def endpoint(self) -> str:
@@ -48,6 +51,7 @@ class UpscaleRequest(Request):
 
     path: ClassVar[str] = "/v1/aiart/imgupscale"
     accepts_base64: ClassVar[bool] = True
+    upload_type: ClassVar[str] = "img_upscale"
     image: ImageRef
     factor: int = 2
     max_width: int = 4096
@@ -152,6 +156,7 @@ class RemoveBackgroundRequest(Request):
 
     path: ClassVar[str] = "/v1/aiart/backgroundremover"
     accepts_base64: ClassVar[bool] = True
+    upload_type: ClassVar[str] = "bg_remove"
     image: ImageRef
     action: str = "auto"
 
@@ -294,35 +299,46 @@ class ReplaceRequest(Request):
         return {"imageUrl": self.image, "maskImageUrl": self.mask, "content": self.content}
 
 
+#: generation sizes the provider's client computes reach 6272 px on a side and about 16.8 MP
+MAX_GENERATION_SIDE = 8192
+MAX_GENERATION_PIXELS = 17_000_000
+#: reference images one generation request carries at most (the service states no number)
+MAX_REFERENCE_IMAGES = 4
+
+
 @dataclass(frozen=True)
 class ImageGenerationRequest(Request):
-    """Image Generation with a given model (seen only in the official SDK)."""
+    """Image Generation with a given model, from a prompt and optional reference images."""
 
-    path: ClassVar[str] = "/v1/aiart/imagegeneration"
+    path: ClassVar[str] = "/v1/aiart/imagegeneration/{model_id}"
     model_id: str
     prompt: str
     width: int = 1024
     height: int = 1024
-    image: ImageRef | None = None
-    quality: str | None = None
+    images: tuple[ImageRef, ...] = ()
+    #: what the provider's own client always sends
+    quality: str = "medium"
 
     def __post_init__(self) -> None:
-        _require(bool(self.model_id) and "/" not in self.model_id, "model_id must be a plain identifier")
+        _require(bool(self.model_id) and self.model_id.replace("-", "").replace(".", "").replace("_", "").isalnum(),
+                 "model_id must be a plain identifier")
         _require_prompt(self.prompt, required=True)
-        _require(64 <= self.width <= 4096 and 64 <= self.height <= 4096, "width and height must be 64..4096")
+        _require(64 <= self.width <= MAX_GENERATION_SIDE and 64 <= self.height <= MAX_GENERATION_SIDE,
+                 f"width and height must be 64..{MAX_GENERATION_SIDE}")
+        _require(self.width * self.height <= MAX_GENERATION_PIXELS,
+                 f"width × height must be at most {MAX_GENERATION_PIXELS} pixels")
+        _require(len(self.images) <= MAX_REFERENCE_IMAGES, f"at most {MAX_REFERENCE_IMAGES} reference images")
+        for image in self.images:
+            _require_image(image, "reference image")
 
     @property
     def endpoint(self) -> str:
-        return f"{self.path}/{self.model_id}"
+        return self.path.format(model_id=self.model_id)
 
     def payload(self) -> dict[str, Any]:
         content: list[dict[str, str]] = [{"type": "text", "text": self.prompt}]
-        if self.image:
-            content.append({"type": "image_url", "url": self.image})
-        body: dict[str, Any] = {"width": self.width, "height": self.height, "content": content}
-        if self.quality:
-            body["quality"] = self.quality
-        return body
+        content += [{"type": "image_url", "url": image} for image in self.images]
+        return {"width": self.width, "height": self.height, "content": content, "quality": self.quality}
 
 
 class TaskState(enum.StrEnum):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Literal, Protocol
 
-from bot.aiart import AiartClient
+from bot.aiart import AiartClient, Request
 from bot.aiart.errors import APIError, Unauthorized
 from bot.images import PreparedImage
 
@@ -39,14 +39,15 @@ class ImageHandoff:
         self._media = media
         self._mode = mode
 
-    async def reference(self, image: PreparedImage, *, accepts_base64: bool) -> str:
-        """The image as the configured mode hands it over (see the module docstring)."""
+    async def reference(self, image: PreparedImage, request_type: type[Request]) -> str:
+        """The image as the configured mode hands it over to an operation (see the module docstring)."""
         if self._mode == "signed_url" and self._media is not None:  # __init__ made sure it is set
             return self._media.link(image.data, image.mime)
-        if accepts_base64 and self._mode == "auto":
+        if request_type.accepts_base64 and self._mode == "auto":
             return image.base64()
         try:
-            return await self._client.upload(image.data, suffix=image.suffix)
+            return await self._client.upload(image.data, suffix=image.suffix, upload_type=request_type.upload_type,
+                                             content_type=image.mime)
         except Unauthorized:
             raise
         except APIError as error:

@@ -299,7 +299,7 @@ class Worker:
         posted = False
         try:
             images = [await self._prepare_input(operation, file_id) for file_id in job.inputs]
-            refs = [InputImage(await self._handoff.reference(image, accepts_base64=operation.accepts_base64),
+            refs = [InputImage(await self._handoff.reference(image, operation.request_type),
                                image.width, image.height) for image in images]
             request = operation.build(job.args, refs)
             async with self._service_slots:

@@ -14,12 +14,12 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from bot.aiart import models as api
 from bot.aiart import (
     AiartClient,
     APIError,
     BadRequest,
     ConnectError,
-    HeadshotTemplate,
     MalformedResponse,
     NoCredits,
     RateLimited,
@@ -37,6 +37,7 @@ KEY = "sk-unit-test-secret-4242"
 BASE = "https://api.example.test/"
 TASK_ID = "0123456789abcdef0123456789abcdef"
 IMG = "https://img.example.test/in.jpg"
+IMG2 = "https://img.example.test/ref.png"
 
 Reply = Callable[[httpx.Request], httpx.Response]
 
@@ -117,35 +118,39 @@ def assert_authorized(request: httpx.Request) -> None:
 # --- requests sent -----------------------------------------------------------------------------------
 
 OPERATIONS: list[tuple[str, Callable[[AiartClient], Awaitable[str]], str, dict[str, Any]]] = [
-    ("upscale", lambda c: c.upscale(IMG, factor=4, max_width=2048, max_height=1024), "/v1/aiart/imgupscale",
+    ("upscale", lambda c: c.submit(api.UpscaleRequest(IMG, factor=4, max_width=2048, max_height=1024)), "/v1/aiart/imgupscale",
      {"upscaling_resize": 4, "userImageUrl": IMG, "max_image_width": 2048, "max_image_height": 1024}),
-    ("retouch", lambda c: c.retouch_skin(IMG), "/v1/aiart/retouchskin", {"userImageUrl": IMG}),
-    ("text2img", lambda c: c.text_to_image("a red fox", "tpl-1", "16:9", "blur"), "/v1/aiart/text2img",
+    ("retouch", lambda c: c.submit(api.RetouchRequest(IMG)), "/v1/aiart/retouchskin", {"userImageUrl": IMG}),
+    ("text2img", lambda c: c.submit(api.Text2ImgRequest("a red fox", "tpl-1", "16:9", "blur")), "/v1/aiart/text2img",
      {"content": "a red fox", "sizeId": "16:9", "templateId": "tpl-1", "negativePrompt": "blur"}),
-    ("img2img", lambda c: c.image_to_image(IMG, "tpl-2", content="oil", strength=0.7, format="png"),
+    ("img2img", lambda c: c.submit(api.Img2ImgRequest(IMG, "tpl-2", content="oil", strength=0.7, format="png")),
      "/v1/aiart/img2img",
      {"userImageUrl": IMG, "templateId": "tpl-2", "strength": 0.7, "content": "oil", "format": "png"}),
-    ("removebg", lambda c: c.remove_background(IMG, "SegmentBody"), "/v1/aiart/backgroundremover",
+    ("removebg", lambda c: c.submit(api.RemoveBackgroundRequest(IMG, "SegmentBody")), "/v1/aiart/backgroundremover",
      {"userImageUrl": IMG, "action": "SegmentBody"}),
-    ("headshot", lambda c: c.headshot(IMG, [HeadshotTemplate("biz", 2), HeadshotTemplate("toon")]),
+    ("headshot", lambda c: c.submit(api.HeadshotRequest(IMG, (api.HeadshotTemplate("biz", 2), api.HeadshotTemplate("toon")))),
      "/v1/aiart/avatar",
      {"userImageUrl": IMG, "avatarTemplateParams": [{"templateId": "biz", "num": 2},
                                                     {"templateId": "toon", "num": 1}]}),
-    ("colorize", lambda c: c.colorize(IMG), "/v1/aiart/colorize",
+    ("colorize", lambda c: c.submit(api.ColorizeRequest(IMG)), "/v1/aiart/colorize",
      {"userImageUrl": IMG, "modelName": "stable", "renderFactor": 35, "watermarked": False}),
-    ("restore", lambda c: c.restore(IMG, upscale=1, fidelity_weight=0.75), "/v1/aiart/restoration",
+    ("restore", lambda c: c.submit(api.RestoreRequest(IMG, upscale=1, fidelity_weight=0.75)), "/v1/aiart/restoration",
      {"userImageUrl": IMG, "faceUpsample": True, "backgroundEnhance": True, "upscale": 1,
       "fidelityWeight": 0.75}),
-    ("faceswap", lambda c: c.face_swap(IMG, "https://img.example.test/tpl.jpg"), "/v1/aiart/faceswap",
+    ("faceswap", lambda c: c.submit(api.FaceSwapRequest(IMG, "https://img.example.test/tpl.jpg")), "/v1/aiart/faceswap",
      {"userImageUrl": IMG, "templateImageUrl": "https://img.example.test/tpl.jpg"}),
-    ("expand", lambda c: c.expand(IMG, left=10, bottom=20), "/v1/aiart/extender",
+    ("expand", lambda c: c.submit(api.ExpandRequest(IMG, left=10, bottom=20)), "/v1/aiart/extender",
      {"imageUrl": IMG, "padImgLeft": 10, "padImgTop": 0, "padImgRight": 0, "padImgBottom": 20}),
-    ("replace", lambda c: c.replace(IMG, "https://img.example.test/mask.png", "a hat"), "/v1/aiart/replacer",
+    ("replace", lambda c: c.submit(api.ReplaceRequest(IMG, "https://img.example.test/mask.png", "a hat")), "/v1/aiart/replacer",
      {"imageUrl": IMG, "maskImageUrl": "https://img.example.test/mask.png", "content": "a hat"}),
-    ("generate", lambda c: c.generate_image("m-1", "a cat", 512, 768, image=IMG, quality="hd"),
+    ("generate", lambda c: c.submit(api.ImageGenerationRequest("m-1", "a cat", 512, 768, images=(IMG, IMG2))),
      "/v1/aiart/imagegeneration/m-1",
-     {"width": 512, "height": 768, "quality": "hd",
-      "content": [{"type": "text", "text": "a cat"}, {"type": "image_url", "url": IMG}]}),
+     {"width": 512, "height": 768, "quality": "medium",
+      "content": [{"type": "text", "text": "a cat"}, {"type": "image_url", "url": IMG},
+                  {"type": "image_url", "url": IMG2}]}),
+    ("generate-4k", lambda c: c.submit(api.ImageGenerationRequest("seedream-4-5-251128", "a cat", 5461, 3072)),
+     "/v1/aiart/imagegeneration/seedream-4-5-251128",
+     {"width": 5461, "height": 3072, "quality": "medium", "content": [{"type": "text", "text": "a cat"}]}),
 ]
 
 
@@ -253,13 +258,21 @@ async def test_upload_signs_then_puts_bytes_without_the_key(client: AiartClient,
     slot = {"upload_url": "https://bucket.example.test/up/1.jpg?X-Amz-Signature=abc",
             "url": "https://u.test/1.jpg"}
     service.will(ok(slot), raw(200))
-    assert await client.upload(b"\xff\xd8jpeg-bytes", suffix="png") == "https://u.test/1.jpg"
+    uploaded = await client.upload(b"\x89PNG-bytes", suffix="png", upload_type="img_upscale", content_type="image/png")
+    assert uploaded == "https://u.test/1.jpg"
     sign, put = service.requests
     assert (sign.method, sign.url.path, dict(sign.url.params)) == ("GET", "/v1/upload/sign",
-                                                                   {"type": "image", "suffix": "png"})
+                                                                   {"type": "img_upscale", "suffix": "png"})
     assert_authorized(sign)
-    assert (put.method, str(put.url), put.content) == ("PUT", slot["upload_url"], b"\xff\xd8jpeg-bytes")
+    assert (put.method, str(put.url), put.content) == ("PUT", slot["upload_url"], b"\x89PNG-bytes")
+    assert put.headers["Content-Type"] == "image/png"
     assert "Authorization" not in put.headers
+
+
+def test_upload_types_are_those_of_the_providers_client() -> None:
+    assert api.UpscaleRequest.upload_type == "img_upscale"
+    assert api.RemoveBackgroundRequest.upload_type == "bg_remove"
+    assert api.Img2ImgRequest.upload_type == api.ImageGenerationRequest.upload_type == "img2img"
 
 
 async def test_upload_put_drops_a_default_authorization_header(service: FakeService) -> None:
@@ -339,7 +352,7 @@ async def test_error_message_carries_the_service_msg_but_never_the_key(client: A
 async def test_malformed_answers(client: AiartClient, service: FakeService, reply: Reply) -> None:
     service.will(reply)
     with pytest.raises(MalformedResponse):
-        await client.retouch_skin(IMG)
+        await client.submit(api.RetouchRequest(IMG))
     assert len(service.requests) == 1  # a POST is never resent on a malformed answer
 
 
@@ -436,19 +449,19 @@ async def test_post_is_not_resent_when_it_may_have_been_processed(client: AiartC
                                                                   reply: Reply, error: type[Exception]) -> None:
     service.will(reply, ok({"taskId": TASK_ID}))
     with pytest.raises(error):
-        await client.retouch_skin(IMG)
+        await client.submit(api.RetouchRequest(IMG))
     assert len(service.requests) == 1 and service.sleeps == []
 
 
 async def test_post_is_resent_after_connect_error(client: AiartClient, service: FakeService) -> None:
     service.will(fail(httpx.ConnectError), fail(httpx.ConnectTimeout), ok({"taskId": TASK_ID}))
-    assert await client.retouch_skin(IMG) == TASK_ID
+    assert await client.submit(api.RetouchRequest(IMG)) == TASK_ID
     assert len(service.requests) == 3 and len(service.sleeps) == 2
 
 
 async def test_post_is_resent_after_429_honouring_retry_after(client: AiartClient, service: FakeService) -> None:
     service.will(raw(429, headers={"Retry-After": "12"}), ok({"taskId": TASK_ID}))
-    assert await client.retouch_skin(IMG) == TASK_ID
+    assert await client.submit(api.RetouchRequest(IMG)) == TASK_ID
     assert len(service.requests) == 2 and service.sleeps[0] >= 12
     assert service.requests[0].content == service.requests[1].content
 
@@ -456,7 +469,7 @@ async def test_post_is_resent_after_429_honouring_retry_after(client: AiartClien
 async def test_post_gives_up_after_attempts(client: AiartClient, service: FakeService) -> None:
     service.will(fail(httpx.ConnectError))
     with pytest.raises(ConnectError):
-        await client.retouch_skin(IMG)
+        await client.submit(api.RetouchRequest(IMG))
     assert len(service.requests) == 4
 
 

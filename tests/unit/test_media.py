@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from bot.aiart import models as api
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import APIError
@@ -187,9 +188,11 @@ class UploadService:
     def __init__(self, status: int = 200) -> None:
         self.status = status
         self.paths: list[str] = []
+        self.requests: list[httpx.Request] = []
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.paths.append(request.url.path)
+        self.requests.append(request)
         if self.status != 200:
             return httpx.Response(self.status, json={"code": str(self.status), "msg": "no such endpoint"})
         if request.url.path == "/v1/upload/sign":
@@ -205,10 +208,12 @@ def image() -> PreparedImage:
 
 async def handoff_reference(service: UploadService, links: MediaLinks | None, mode: str, image: PreparedImage,
                             *, accepts_base64: bool) -> str:
+    # an operation that takes BASE64 (upscale) or one that takes only URLs (retouch)
+    request_type = api.UpscaleRequest if accepts_base64 else api.RetouchRequest
     async with httpx.AsyncClient(transport=httpx.MockTransport(service.handler)) as http:
         client = AiartClient(http, base_url="https://api.test", api_key="key-0123456789",
                              retry=RetryPolicy(attempts=1))
-        return await ImageHandoff(client, links, mode=mode).reference(image, accepts_base64=accepts_base64)
+        return await ImageHandoff(client, links, mode=mode).reference(image, request_type)
 
 
 async def test_auto_sends_base64_where_accepted_and_uploads_elsewhere(links, image):
@@ -238,6 +243,10 @@ async def test_upload_mode_uploads_even_where_base64_is_accepted(links, image):
     url = await handoff_reference(service, links, "upload", image, accepts_base64=True)
     assert url == "https://storage.test/img/1.jpg"
     assert service.paths == ["/v1/upload/sign", "/put/1"]
+    sign, put = service.requests
+    # the upload kind the provider's client sends for an upscale, and the file's type on the PUT
+    assert sign.url.params["type"] == "img_upscale"
+    assert put.headers["Content-Type"] == "image/jpeg"
 
 
 async def test_signed_url_mode_never_calls_the_service(links, image):
