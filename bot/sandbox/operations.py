@@ -1,398 +1,307 @@
-"""The sandbox's image work, done with Pillow: plausible stand-ins for each AI operation.
+"""The sandbox's operations: for each endpoint, how its body is read and how its result is rendered.
 
-Every function here is synchronous and CPU-bound; the server runs `render` in a worker thread.
-Geometry is what callers rely on (upscale = input × factor within the maximum, expand = input plus
-padding, headshots 512×512, ...); the pixels only need to look like something happened.
+Adding an operation to the sandbox is one `SandboxOperation` here (and, when it needs one, an effect
+in `bot.sandbox.effects`). The server routes each operation's path to its parser; the task runner
+calls `render` with the parsed parameters and the loaded input images.
 """
 
 from __future__ import annotations
 
-import colorsys
-import hashlib
-import io
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageFont, ImageOps, ImageStat
-
-ACCEPTED_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
-MAX_INPUT_PIXELS = 50_000_000
-MAX_OUTPUT_PIXELS = 50_000_000
-HEADSHOT_SIZE = (512, 512)
-TEXT2IMG_LONG_SIDE = 1024
-TEXT2IMG_RATIOS = {"1:1": (1, 1), "4:3": (4, 3), "3:4": (3, 4), "16:9": (16, 9), "9:16": (9, 16)}
-JPEG_QUALITY = 90
-# the skin-retouch input limits stated in part 1 of the API document
-RETOUCH_MAX_BYTES = 6 * 1024 * 1024
-RETOUCH_MIN_SIDE = 128
-RETOUCH_MAX_SIDE = 5000
-
-
-class InputError(Exception):
-    """An input image the service cannot use; the message becomes the failed task's reason."""
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One encoded output image."""
-
-    data: bytes
-    suffix: str
-
-
-@dataclass(frozen=True)
-class Rendering:
-    """All outputs of one task: plain images, or headshot groups keyed by template id."""
-
-    images: tuple[Rendered, ...] = ()
-    groups: tuple[tuple[str, tuple[Rendered, ...]], ...] = ()
-
-
-def decode(data: bytes) -> Image.Image:
-    """Decode an input image of an accepted format, capped in pixels, upright per its EXIF."""
-    try:
-        image = Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        # the warning is raised, not printed, where warnings are turned into errors
-        raise InputError("image has too many pixels") from None
-    except Exception:
-        # hostile files make Pillow's parsers raise all sorts (struct.error, IndexError, ...)
-        raise InputError("cannot decode the image: not a JPEG, PNG, WEBP, GIF or BMP file") from None
-    if image.width * image.height > MAX_INPUT_PIXELS:
-        raise InputError(f"image has too many pixels ({image.width}x{image.height})")
-    try:
-        image.load()
-        return ImageOps.exif_transpose(image)
-    except Exception:
-        raise InputError("cannot decode the image: the file is corrupt or truncated") from None
-
-
-def to_rgb(image: Image.Image) -> Image.Image:
-    """The image as RGB, transparent parts flattened onto white."""
-    try:
-        if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
-            rgba = image.convert("RGBA")
-            flat = Image.new("RGB", rgba.size, (255, 255, 255))
-            flat.paste(rgba, mask=rgba.getchannel("A"))
-            return flat
-        return image.convert("RGB")
-    except (ValueError, OSError):
-        raise InputError(f"unsupported colour mode {image.mode}") from None
-
-
-def encode_jpeg(image: Image.Image) -> Rendered:
-    """JPEG bytes of an RGB rendering of image."""
-    buffer = io.BytesIO()
-    to_rgb(image).save(buffer, "JPEG", quality=JPEG_QUALITY)
-    return Rendered(buffer.getvalue(), "jpg")
-
-
-def encode_png(image: Image.Image) -> Rendered:
-    """PNG bytes of image, alpha kept."""
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return Rendered(buffer.getvalue(), "png")
-
-
-def colour_for(key: str) -> tuple[int, int, int]:
-    """A saturated colour that is always the same for the same key."""
-    hue = int.from_bytes(hashlib.sha256(key.encode()).digest()[:2], "big") / 65535
-    red, green, blue = colorsys.hsv_to_rgb(hue, 0.65, 0.9)
-    return int(red * 255), int(green * 255), int(blue * 255)
-
-
-def fit_within(width: int, height: int, max_width: int, max_height: int) -> tuple[int, int]:
-    """Width and height scaled down proportionally to fit the box (unchanged when they fit)."""
-    if width <= max_width and height <= max_height:
-        return width, height
-    # integer arithmetic, so the bounding side lands exactly on the maximum
-    if max_width * height <= max_height * width:
-        return max_width, max(1, height * max_width // width)
-    return max(1, width * max_height // height), max_height
-
-
-def cap_pixels(width: int, height: int, limit: int = MAX_OUTPUT_PIXELS) -> tuple[int, int]:
-    """Width and height scaled down proportionally to at most limit pixels."""
-    if width * height <= limit:
-        return width, height
-    scale = (limit / (width * height)) ** 0.5
-    return max(1, int(width * scale)), max(1, int(height * scale))
-
-
-def gradient(size: tuple[int, int], top: tuple[int, int, int], bottom: tuple[int, int, int]) -> Image.Image:
-    """A vertical two-colour gradient."""
-    mask = Image.linear_gradient("L").resize(size)
-    return Image.composite(Image.new("RGB", size, bottom), Image.new("RGB", size, top), mask)
-
-
-def draw_caption(image: Image.Image, text: str) -> None:
-    """Draw text, wrapped and centred, onto image."""
-    width, height = image.size
-    font_size = max(10, min(width, height) // 16)
-    font = ImageFont.load_default(size=font_size)
-    chars_per_line = max(8, int(width / (font_size * 0.6)) - 2)
-    lines = textwrap.wrap(" ".join(text.split()), chars_per_line)[:8] or [""]
-    caption = "\n".join(lines)
-    draw = ImageDraw.Draw(image)
-    left, top, right, bottom = draw.multiline_textbbox((0, 0), caption, font=font, align="center")
-    origin = ((width - (right - left)) / 2 - left, (height - (bottom - top)) / 2 - top)
-    draw.multiline_text(origin, caption, font=font, fill=(255, 255, 255), align="center",
-                        stroke_width=max(1, font_size // 12), stroke_fill=(0, 0, 0))
-
-
-def tinted(image: Image.Image, colour: tuple[int, int, int], amount: float) -> Image.Image:
-    """image blended towards a solid colour."""
-    rgb = to_rgb(image)
-    return Image.blend(rgb, Image.new("RGB", rgb.size, colour), amount)
-
-
-def upscale(image: Image.Image, factor: int, max_width: int, max_height: int) -> Image.Image:
-    """The image × factor, then scaled down proportionally to the maximum box."""
-    size = fit_within(image.width * factor, image.height * factor, max_width, max_height)
-    size = cap_pixels(*size)
-    enlarged = to_rgb(image).resize(size, Image.Resampling.BICUBIC)
-    return enlarged.filter(ImageFilter.UnsharpMask(radius=2, percent=80, threshold=2))
-
-
-def retouch(image: Image.Image) -> Image.Image:
-    """Smoothed, slightly brightened skin: a soft blur blended with the original."""
-    rgb = to_rgb(image)
-    smooth = Image.blend(rgb, rgb.filter(ImageFilter.GaussianBlur(2)), 0.6)
-    return ImageEnhance.Brightness(smooth).enhance(1.06)
-
-
-def text_to_image(content: str, template_id: str, size_id: str) -> Image.Image:
-    """A gradient picture with the prompt drawn in it, sized by the aspect ratio sizeId names."""
-    ratio_w, ratio_h = TEXT2IMG_RATIOS.get(size_id, (1, 1))
-    if ratio_w >= ratio_h:
-        size = (TEXT2IMG_LONG_SIDE, TEXT2IMG_LONG_SIDE * ratio_h // ratio_w)
-    else:
-        size = (TEXT2IMG_LONG_SIDE * ratio_w // ratio_h, TEXT2IMG_LONG_SIDE)
-    picture = gradient(size, colour_for(template_id), colour_for(content))
-    draw_caption(picture, content)
-    return picture
-
-
-def _posterized(image: Image.Image) -> Image.Image:
-    return ImageOps.posterize(image, 3)
-
-
-def _sketch(image: Image.Image) -> Image.Image:
-    edges = ImageOps.invert(image.convert("L").filter(ImageFilter.FIND_EDGES))
-    return ImageOps.autocontrast(edges).convert("RGB")
-
-
-def _embossed(image: Image.Image) -> Image.Image:
-    return image.filter(ImageFilter.EMBOSS)
-
-
-def _solarized(image: Image.Image) -> Image.Image:
-    return ImageOps.solarize(image, 128)
-
-
-ART_EFFECTS: tuple[Callable[[Image.Image], Image.Image], ...] = (_posterized, _sketch, _embossed, _solarized)
-
-
-def art_effect(image: Image.Image, template_id: str, strength: float) -> Image.Image:
-    """An effect chosen by the template, blended with the original by strength."""
-    rgb = to_rgb(image)
-    effect = ART_EFFECTS[hashlib.sha256(template_id.encode()).digest()[0] % len(ART_EFFECTS)]
-    styled = tinted(effect(rgb), colour_for(template_id), 0.2)
-    # even strength 0 shows a visible change, as the live effects always do
-    return Image.blend(rgb, styled, 0.3 + 0.7 * strength)
-
-
-def _border_colour(image: Image.Image) -> tuple[int, ...]:
-    width, height = image.size
-    strips = [image.crop((0, 0, width, 1)), image.crop((0, height - 1, width, height)),
-              image.crop((0, 0, 1, height)), image.crop((width - 1, 0, width, height))]
-    means = [ImageStat.Stat(strip).mean for strip in strips]
-    return tuple(int(sum(channel) / len(means)) for channel in zip(*means))
-
-
-def remove_background(image: Image.Image) -> Image.Image:
-    """An RGBA image of the same size: the border colour and everything outside a centred oval clear."""
-    rgb = to_rgb(image)
-    width, height = rgb.size
-    backdrop = Image.new("RGB", rgb.size, _border_colour(rgb))
-    distance = ImageChops.difference(rgb, backdrop).convert("L")
-    foreground = distance.point(lambda value: 255 if value > 40 else 0)
-    oval = Image.new("L", rgb.size, 0)
-    ImageDraw.Draw(oval).ellipse((width * 0.05, height * 0.05, width * 0.95, height * 0.95), fill=255)
-    subject = ImageChops.multiply(foreground, oval)
-    # a near-uniform picture has no "subject" by colour: keep the oval so the result is not empty
-    if ImageStat.Stat(subject).mean[0] < 255 * 0.02:
-        subject = oval
-    result = rgb.convert("RGBA")
-    result.putalpha(subject.filter(ImageFilter.GaussianBlur(1)))
-    return result
-
-
-def headshots(image: Image.Image, templates: list[tuple[str, int]]) -> list[tuple[str, list[Image.Image]]]:
-    """num 512×512 portrait crops per template, each template with its own tint."""
-    portrait = ImageOps.fit(to_rgb(image), HEADSHOT_SIZE, Image.Resampling.BICUBIC, centering=(0.5, 0.4))
-    groups: list[tuple[str, list[Image.Image]]] = []
-    for template_id, num in templates:
-        colour = colour_for(template_id)
-        variants = []
-        for index in range(num):
-            variant = tinted(portrait, colour, 0.25 + 0.05 * (index % 4))
-            variants.append(ImageOps.mirror(variant) if index % 2 else variant)
-        groups.append((template_id, variants))
-    return groups
-
-
-def colorize(image: Image.Image, watermarked: bool) -> Image.Image:
-    """The image's luminance mapped onto warm colours, so a grey photo comes back tinted."""
-    grey = ImageOps.grayscale(to_rgb(image))
-    coloured = ImageOps.colorize(grey, black=(25, 15, 45), mid=(190, 110, 70), white=(255, 240, 205))
-    if watermarked:
-        ImageDraw.Draw(coloured).text((4, 4), "sandbox", fill=(255, 255, 255))
-    return coloured
-
-
-def restore(image: Image.Image, factor: float) -> Image.Image:
-    """The image × factor, contrast stretched and sharpened."""
-    size = cap_pixels(round(image.width * factor), round(image.height * factor))
-    enlarged = to_rgb(image).resize(size, Image.Resampling.BICUBIC)
-    return ImageOps.autocontrast(enlarged, cutoff=1).filter(ImageFilter.SHARPEN)
-
-
-def _oval_mask(size: tuple[int, int]) -> Image.Image:
-    mask = Image.new("L", size, 0)
-    ImageDraw.Draw(mask).ellipse((0, 0, size[0] - 1, size[1] - 1), fill=255)
-    return mask.filter(ImageFilter.GaussianBlur(max(1, min(size) // 20)))
-
-
-def face_swap(face: Image.Image, template: Image.Image) -> Image.Image:
-    """The template image with an oval crop of the face image pasted near its top centre."""
-    canvas = to_rgb(template).copy()
-    side = max(8, min(canvas.size) // 3)
-    patch = ImageOps.fit(to_rgb(face), (side, int(side * 1.25)), Image.Resampling.BICUBIC)
-    position = ((canvas.width - patch.width) // 2, max(0, int(canvas.height * 0.4) - patch.height // 2))
-    canvas.paste(patch, position, _oval_mask(patch.size))
-    return canvas
-
-
-def expand(image: Image.Image, left: int, top: int, right: int, bottom: int) -> Image.Image:
-    """The image on a canvas grown by the padding, the margins a blurred stretch of the image."""
-    rgb = to_rgb(image)
-    size = (rgb.width + left + right, rgb.height + top + bottom)
-    if size[0] * size[1] > MAX_OUTPUT_PIXELS:
-        raise InputError(f"expanded image would be too large ({size[0]}x{size[1]})")
-    # blur the small version and enlarge it, which is far cheaper than blurring the canvas
-    small = rgb.resize((max(1, size[0] // 16), max(1, size[1] // 16)), Image.Resampling.BILINEAR)
-    canvas = small.filter(ImageFilter.GaussianBlur(2)).resize(size, Image.Resampling.BICUBIC)
-    canvas.paste(rgb, (left, top))
-    return canvas
-
-
-def replace(image: Image.Image, mask: Image.Image, content: str) -> Image.Image:
-    """The image with the white part of the mask painted over in a colour chosen by content."""
-    rgb = to_rgb(image)
-    area = ImageOps.grayscale(to_rgb(mask)).resize(rgb.size).point(lambda value: 255 if value > 127 else 0)
-    painted = tinted(rgb.filter(ImageFilter.GaussianBlur(4)), colour_for(content), 0.6)
-    return Image.composite(painted, rgb, area)
-
-
-def generate(width: int, height: int, prompt: str, model_id: str, base: Image.Image | None) -> Image.Image:
-    """A width×height picture with the prompt drawn in it, over the given image if there is one."""
-    if base is None:
-        picture = gradient((width, height), colour_for(model_id), colour_for(prompt))
-    else:
-        fitted = ImageOps.fit(to_rgb(base), (width, height), Image.Resampling.BICUBIC)
-        picture = tinted(fitted, colour_for(prompt), 0.3)
-    draw_caption(picture, prompt)
-    return picture
-
-
-def _check_retouch_input(data: bytes, image: Image.Image) -> None:
-    if len(data) > RETOUCH_MAX_BYTES:
-        raise InputError("image file is larger than 6 MB")
-    if min(image.size) <= RETOUCH_MIN_SIDE or max(image.size) > RETOUCH_MAX_SIDE:
-        raise InputError(f"image resolution {image.width}x{image.height} is outside "
-                         f"{RETOUCH_MIN_SIDE}x{RETOUCH_MIN_SIDE} .. {RETOUCH_MAX_SIDE}x{RETOUCH_MAX_SIDE}")
-
-
+from PIL import Image
+
+from bot.sandbox import effects
+from bot.sandbox.effects import InputError, Rendering, decode, encode_jpeg, encode_png
+from bot.sandbox.payloads import (
+    MAX_DIMENSION,
+    MAX_HEADSHOT_NUM,
+    MAX_HEADSHOT_TEMPLATES,
+    MAX_PADDING,
+    REMOVE_BG_ACTIONS,
+    PayloadError,
+    TaskSpec,
+    boolean_field,
+    choice_field,
+    field_value,
+    image_field,
+    integer_field,
+    number_field,
+    text_field,
+)
+
+__all__ = ["OPERATIONS", "InputError", "Rendering", "SandboxOperation", "render"]
+
+IMG2IMG_FORMATS = ("jpg", "png")
+#: generation sizes the provider's client computes reach 6272 px on a side and about 16.8 MP
+MAX_GENERATION_SIDE = 8192
+MAX_GENERATION_PIXELS = 17_000_000
+#: reference images in one generation request; the provider's client sends as many as it is given
+MAX_REFERENCE_IMAGES = 8
+
+Params = dict[str, Any]
 Images = dict[str, Image.Image]
+
+
+@dataclass(frozen=True)
+class SandboxOperation:
+    """One endpoint of the service: its path (aiohttp's route syntax), body parser and renderer."""
+
+    name: str
+    path: str
+    parse: Callable[..., TaskSpec]  # (body, **path parameters) -> TaskSpec
+    render: Callable[[Params, Images, dict[str, bytes]], Rendering]
 
 
 def _single(image: Image.Image) -> Rendering:
     return Rendering((encode_jpeg(image),))
 
 
-def _render_upscale(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(upscale(images["image"], params["factor"], params["max_width"], params["max_height"]))
+# --- upscale -----------------------------------------------------------------------------------------
+
+def _parse_upscale(body: dict[str, Any]) -> TaskSpec:
+    factor = number_field(body, "upscaling_resize", required=True)
+    if factor not in (2.0, 4.0):
+        raise PayloadError("upscaling_resize must be 2 or 4")
+    image = image_field(body, "userImageUrl")
+    max_width = integer_field(body, "max_image_width", required=True, minimum=1, maximum=MAX_DIMENSION)
+    max_height = integer_field(body, "max_image_height", required=True, minimum=1, maximum=MAX_DIMENSION)
+    return TaskSpec("imgupscale", {"image": image},
+                    {"factor": int(factor), "max_width": max_width, "max_height": max_height})
 
 
-def _render_retouch(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    _check_retouch_input(inputs["image"], images["image"])
-    return _single(retouch(images["image"]))
+def _render_upscale(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.upscale(images["image"], params["factor"], params["max_width"], params["max_height"]))
 
 
-def _render_text2img(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(text_to_image(params["content"], params["template_id"], params["size_id"]))
+# --- skin retouch --------------------------------------------------------------------------------------
+
+def _parse_retouch(body: dict[str, Any]) -> TaskSpec:
+    return TaskSpec("retouchskin", {"image": image_field(body, "userImageUrl", url_only=True)})
 
 
-def _render_img2img(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    result = art_effect(images["image"], params["template_id"], params["strength"])
+def _render_retouch(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    image = images["image"]
+    # the input limits stated in part 1 of the API document
+    if len(inputs["image"]) > effects.RETOUCH_MAX_BYTES:
+        raise InputError("image file is larger than 6 MB")
+    if min(image.size) <= effects.RETOUCH_MIN_SIDE or max(image.size) > effects.RETOUCH_MAX_SIDE:
+        low, high = effects.RETOUCH_MIN_SIDE, effects.RETOUCH_MAX_SIDE
+        raise InputError(f"image resolution {image.width}x{image.height} is outside {low}x{low} .. {high}x{high}")
+    return _single(effects.retouch(image))
+
+
+# --- text to image -------------------------------------------------------------------------------------
+
+def _parse_text2img(body: dict[str, Any]) -> TaskSpec:
+    content = text_field(body, "content", required=True)
+    template_id = text_field(body, "templateId", required=True)
+    size_id = text_field(body, "sizeId", default="1:1")
+    negative = text_field(body, "negativePrompt")
+    return TaskSpec("text2img", {}, {"content": content, "template_id": template_id, "size_id": size_id,
+                                     "negative_prompt": negative}, prompt=content)
+
+
+def _render_text2img(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.text_to_image(params["content"], params["template_id"], params["size_id"]))
+
+
+# --- image to image (art effects) ----------------------------------------------------------------------
+
+def _parse_img2img(body: dict[str, Any]) -> TaskSpec:
+    image = image_field(body, "userImageUrl")
+    template_id = text_field(body, "templateId", required=True)
+    content = text_field(body, "content")
+    negative = text_field(body, "negativePrompt")
+    strength = number_field(body, "strength", required=False, default=0.5, minimum=0.0, maximum=1.0)
+    output_format = choice_field(body, "format", IMG2IMG_FORMATS, default="jpg")
+    return TaskSpec("img2img", {"image": image},
+                    {"template_id": template_id, "content": content, "negative_prompt": negative,
+                     "strength": strength, "format": output_format}, prompt=content)
+
+
+def _render_img2img(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    result = effects.art_effect(images["image"], params["template_id"], params["strength"])
     return Rendering((encode_png(result) if params["format"] == "png" else encode_jpeg(result),))
 
 
-def _render_remove_background(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return Rendering((encode_png(remove_background(images["image"])),))
+# --- background removal --------------------------------------------------------------------------------
+
+def _parse_remove_background(body: dict[str, Any]) -> TaskSpec:
+    image = image_field(body, "userImageUrl")
+    action = choice_field(body, "action", REMOVE_BG_ACTIONS, default="auto")
+    return TaskSpec("backgroundremover", {"image": image}, {"action": action})
 
 
-def _render_headshots(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    groups = headshots(images["image"], params["templates"])
+def _render_remove_background(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return Rendering((encode_png(effects.remove_background(images["image"])),))
+
+
+# --- headshots -----------------------------------------------------------------------------------------
+
+def _parse_headshot(body: dict[str, Any]) -> TaskSpec:
+    image = image_field(body, "userImageUrl", url_only=True)
+    raw = field_value(body, "avatarTemplateParams", required=True)
+    if not isinstance(raw, list) or not raw:
+        raise PayloadError("avatarTemplateParams must be a non-empty array")
+    if len(raw) > MAX_HEADSHOT_TEMPLATES:
+        raise PayloadError(f"avatarTemplateParams must have at most {MAX_HEADSHOT_TEMPLATES} entries")
+    templates: list[tuple[str, int]] = []
+    for index, entry in enumerate(raw):
+        where = f"avatarTemplateParams[{index}]"
+        if not isinstance(entry, dict):
+            raise PayloadError(f"{where} must be an object")
+        try:
+            template_id = text_field(entry, "templateId", required=True)
+            num = integer_field(entry, "num", required=True, minimum=1, maximum=MAX_HEADSHOT_NUM)
+        except PayloadError as error:
+            raise PayloadError(f"{where}.{error}") from None
+        templates.append((template_id, num))
+    return TaskSpec("avatar", {"image": image}, {"templates": templates})
+
+
+def _render_headshots(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    groups = effects.headshots(images["image"], params["templates"])
     return Rendering(groups=tuple((template_id, tuple(encode_jpeg(item) for item in items))
                                   for template_id, items in groups))
 
 
-def _render_colorize(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(colorize(images["image"], params["watermarked"]))
+# --- colorize ------------------------------------------------------------------------------------------
+
+def _parse_colorize(body: dict[str, Any]) -> TaskSpec:
+    image = image_field(body, "userImageUrl", url_only=True)
+    model_name = text_field(body, "modelName", default="stable")
+    render_factor = integer_field(body, "renderFactor", required=False, default=35, minimum=1, maximum=100)
+    watermarked = boolean_field(body, "watermarked", required=False)
+    return TaskSpec("colorize", {"image": image},
+                    {"model_name": model_name, "render_factor": render_factor, "watermarked": watermarked})
 
 
-def _render_restoration(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(restore(images["image"], params["upscale"]))
+def _render_colorize(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.colorize(images["image"], params["watermarked"]))
 
 
-def _render_faceswap(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(face_swap(images["image"], images["template"]))
+# --- restoration ---------------------------------------------------------------------------------------
+
+def _parse_restoration(body: dict[str, Any]) -> TaskSpec:
+    """All five fields are required by the live service."""
+    image = image_field(body, "userImageUrl", url_only=True)
+    face_upsample = boolean_field(body, "faceUpsample", required=True)
+    background_enhance = boolean_field(body, "backgroundEnhance", required=True)
+    upscale = number_field(body, "upscale", required=True, minimum=1.0, maximum=4.0)
+    fidelity = number_field(body, "fidelityWeight", required=True, minimum=0.0, maximum=1.0)
+    return TaskSpec("restoration", {"image": image},
+                    {"face_upsample": face_upsample, "background_enhance": background_enhance,
+                     "upscale": upscale, "fidelity_weight": fidelity})
 
 
-def _render_expand(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(expand(images["image"], params["left"], params["top"], params["right"], params["bottom"]))
+def _render_restoration(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.restore(images["image"], params["upscale"]))
 
 
-def _render_replace(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(replace(images["image"], images["mask"], params["content"]))
+# --- face swap -----------------------------------------------------------------------------------------
+
+def _parse_faceswap(body: dict[str, Any]) -> TaskSpec:
+    return TaskSpec("faceswap", {"image": image_field(body, "userImageUrl"),
+                                 "template": image_field(body, "templateImageUrl")})
 
 
-def _render_generation(params: dict[str, Any], images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return _single(generate(params["width"], params["height"], params["prompt"], params["model_id"],
-                            images.get("image")))
+def _render_faceswap(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.face_swap(images["image"], images["template"]))
 
 
-RENDERERS: dict[str, Callable[[dict[str, Any], Images, dict[str, bytes]], Rendering]] = {
-    "imgupscale": _render_upscale,
-    "retouchskin": _render_retouch,
-    "text2img": _render_text2img,
-    "img2img": _render_img2img,
-    "backgroundremover": _render_remove_background,
-    "avatar": _render_headshots,
-    "colorize": _render_colorize,
-    "restoration": _render_restoration,
-    "faceswap": _render_faceswap,
-    "extender": _render_expand,
-    "replacer": _render_replace,
-    "imagegeneration": _render_generation,
-}
+# --- expand --------------------------------------------------------------------------------------------
+
+def _parse_expand(body: dict[str, Any]) -> TaskSpec:
+    """Missing sides get no padding."""
+    image = image_field(body, "imageUrl", url_only=True)
+    padding = {side: integer_field(body, f"padImg{side}", required=False, default=0, minimum=0, maximum=MAX_PADDING)
+               for side in ("Left", "Top", "Right", "Bottom")}
+    return TaskSpec("extender", {"image": image},
+                    {"left": padding["Left"], "top": padding["Top"],
+                     "right": padding["Right"], "bottom": padding["Bottom"]})
 
 
-def render(operation: str, params: dict[str, Any], inputs: dict[str, bytes]) -> Rendering:
+def _render_expand(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.expand(images["image"], params["left"], params["top"], params["right"], params["bottom"]))
+
+
+# --- replace -------------------------------------------------------------------------------------------
+
+def _parse_replace(body: dict[str, Any]) -> TaskSpec:
+    image = image_field(body, "imageUrl")
+    content = text_field(body, "content", required=True)
+    mask = image_field(body, "maskImageUrl")
+    return TaskSpec("replacer", {"image": image, "mask": mask}, {"content": content}, prompt=content)
+
+
+def _render_replace(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.replace(images["image"], images["mask"], params["content"]))
+
+
+# --- image generation ----------------------------------------------------------------------------------
+
+def _parse_generation(body: dict[str, Any], model_id: str) -> TaskSpec:
+    """Sizes and several reference images as the provider's own client sends them."""
+    width = integer_field(body, "width", required=True, minimum=64, maximum=MAX_GENERATION_SIDE)
+    height = integer_field(body, "height", required=True, minimum=64, maximum=MAX_GENERATION_SIDE)
+    if width * height > MAX_GENERATION_PIXELS:
+        raise PayloadError(f"width × height must be at most {MAX_GENERATION_PIXELS} pixels")
+    raw = field_value(body, "content", required=True)
+    if not isinstance(raw, list) or not raw:
+        raise PayloadError("content must be a non-empty array")
+    texts: list[str] = []
+    references: list[str] = []
+    for index, item in enumerate(raw):
+        where = f"content[{index}]"
+        if not isinstance(item, dict):
+            raise PayloadError(f"{where} must be an object")
+        kind = item.get("type")
+        try:
+            if kind == "text":
+                texts.append(text_field(item, "text", required=True))
+            elif kind == "image_url":
+                references.append(image_field(item, "url"))
+            else:
+                raise PayloadError("type must be text or image_url")
+        except PayloadError as error:
+            raise PayloadError(f"{where}.{error}") from None
+    if not texts:
+        raise PayloadError("content must hold a text item")
+    if len(references) > MAX_REFERENCE_IMAGES:
+        raise PayloadError(f"content may hold at most {MAX_REFERENCE_IMAGES} image_url items")
+    prompt = "\n".join(texts)
+    images = {f"reference{index}": url for index, url in enumerate(references, start=1)}
+    return TaskSpec("imagegeneration", images,
+                    {"model_id": model_id, "width": width, "height": height, "prompt": prompt,
+                     "quality": text_field(body, "quality")}, prompt=prompt)
+
+
+def _render_generation(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
+    return _single(effects.generate(params["width"], params["height"], params["prompt"], params["model_id"],
+                                    images.get("reference1")))
+
+
+OPERATIONS: dict[str, SandboxOperation] = {operation.name: operation for operation in (
+    SandboxOperation("imgupscale", "/v1/aiart/imgupscale", _parse_upscale, _render_upscale),
+    SandboxOperation("retouchskin", "/v1/aiart/retouchskin", _parse_retouch, _render_retouch),
+    SandboxOperation("text2img", "/v1/aiart/text2img", _parse_text2img, _render_text2img),
+    SandboxOperation("img2img", "/v1/aiart/img2img", _parse_img2img, _render_img2img),
+    SandboxOperation("backgroundremover", "/v1/aiart/backgroundremover", _parse_remove_background,
+                     _render_remove_background),
+    SandboxOperation("avatar", "/v1/aiart/avatar", _parse_headshot, _render_headshots),
+    SandboxOperation("colorize", "/v1/aiart/colorize", _parse_colorize, _render_colorize),
+    SandboxOperation("restoration", "/v1/aiart/restoration", _parse_restoration, _render_restoration),
+    SandboxOperation("faceswap", "/v1/aiart/faceswap", _parse_faceswap, _render_faceswap),
+    SandboxOperation("extender", "/v1/aiart/extender", _parse_expand, _render_expand),
+    SandboxOperation("replacer", "/v1/aiart/replacer", _parse_replace, _render_replace),
+    SandboxOperation("imagegeneration", "/v1/aiart/imagegeneration/{model_id}", _parse_generation,
+                     _render_generation),
+)}
+
+
+def render(operation: str, params: Params, inputs: dict[str, bytes]) -> Rendering:
     """Do the work of one task; raises InputError when an input cannot be used."""
-    renderer = RENDERERS[operation]
-    return renderer(params, {role: decode(data) for role, data in inputs.items()}, inputs)
+    return OPERATIONS[operation].render(params, {role: decode(data) for role, data in inputs.items()}, inputs)

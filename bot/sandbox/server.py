@@ -22,7 +22,8 @@ from aiohttp import web
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector, immediate_fault_response
 from bot.sandbox.lifecycle import TaskRunner
-from bot.sandbox.payloads import PARSERS, PayloadError, TaskSpec, parse_image_generation
+from bot.sandbox.operations import OPERATIONS, SandboxOperation
+from bot.sandbox.payloads import PayloadError, TaskSpec
 from bot.sandbox.ratelimit import TokenBucket, retry_after_header
 from bot.sandbox.responses import envelope, error_response, task_data
 from bot.sandbox.state import (BUSINESS_ID, CONTENT_TYPES, RECORDED_BODY_LIMIT, HeaderDict, ReceivedRequest,
@@ -31,6 +32,8 @@ from bot.sandbox.state import (BUSINESS_ID, CONTENT_TYPES, RECORDED_BODY_LIMIT, 
 logger = logging.getLogger("bot.sandbox")
 
 UPLOAD_SUFFIXES = ("jpg", "jpeg", "png", "webp")
+#: the upload kinds the provider's own client sends (`fotor-sdk`: one per kind of task)
+UPLOAD_TYPES = ("img2img", "img_upscale", "bg_remove", "img2video")
 
 
 @dataclass
@@ -51,8 +54,8 @@ def build_app(context: ServiceContext) -> web.Application:
     # room for a JSON body carrying two BASE64 images of the maximum size
     app = web.Application(middlewares=[routes.record, routes.gate],
                           client_max_size=context.config.max_image_bytes * 3 + 1024 * 1024)
-    app.router.add_post("/v1/aiart/imagegeneration/{model_id}", routes.create_generation_task)
-    app.router.add_post("/v1/aiart/{operation}", routes.create_task)
+    for operation in OPERATIONS.values():
+        app.router.add_post(operation.path, routes.task_creator(operation))
     app.router.add_get("/v1/aiart/tasks/{task_id}", routes.get_task)
     app.router.add_get("/v1/aiart/credentials", routes.get_sdk_token)
     app.router.add_get("/v1/credits", routes.get_credits)
@@ -144,17 +147,13 @@ class ServiceRoutes:
         return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(),
                                                                  self._config.api_key.encode())
 
-    async def create_task(self, request: web.Request) -> web.Response:
-        """POST /v1/aiart/{operation}: validate, check credits, create the task."""
-        parser = PARSERS.get(request.match_info["operation"])
-        if parser is None:
-            raise web.HTTPNotFound(reason="unknown operation")
-        return self._create(parser(await _json_object(request)))
+    def task_creator(self, operation: SandboxOperation) -> Callable[[web.Request], Any]:
+        """The handler of one operation's POST: validate the body, check credits, create the task."""
 
-    async def create_generation_task(self, request: web.Request) -> web.Response:
-        """POST /v1/aiart/imagegeneration/{modelId}."""
-        spec = parse_image_generation(await _json_object(request), request.match_info["model_id"])
-        return self._create(spec)
+        async def create_task(request: web.Request) -> web.Response:
+            return self._create(operation.parse(await _json_object(request), **request.match_info))
+
+        return create_task
 
     def _create(self, spec: TaskSpec) -> web.Response:
         if self._state.credits_remaining <= 0:
@@ -184,9 +183,9 @@ class ServiceRoutes:
         return envelope({"token": secrets.token_hex(16), "expire": now_ms() + int(raw) * 1000})
 
     async def sign_upload(self, request: web.Request) -> web.Response:
-        """GET /v1/upload/sign?type=image&suffix=jpg: a URL to PUT the bytes to while the slot lives."""
-        if request.query.get("type") != "image":
-            raise PayloadError("type must be image")
+        """GET /v1/upload/sign?type=img2img&suffix=jpg: a URL to PUT the bytes to while the slot lives."""
+        if request.query.get("type") not in UPLOAD_TYPES:
+            raise PayloadError(f"type must be one of {', '.join(UPLOAD_TYPES)}")
         suffix = request.query.get("suffix", "").lower()
         if suffix not in UPLOAD_SUFFIXES:
             raise PayloadError(f"suffix must be one of {', '.join(UPLOAD_SUFFIXES)}")
@@ -205,7 +204,11 @@ class ServiceRoutes:
         if not body:
             return error_response(400, "400", "empty upload")
         suffix = name.rsplit(".", 1)[-1]
-        self._state.uploads.put(name, body, CONTENT_TYPES.get(suffix, "application/octet-stream"))
+        content_type = CONTENT_TYPES.get(suffix, "application/octet-stream")
+        if request.headers.get("Content-Type", "").split(";")[0].strip().lower() != content_type:
+            # a presigned URL is signed for its file's type, like the storage behind the live service
+            return error_response(403, "403", f"Content-Type must be {content_type} for a .{suffix} upload")
+        self._state.uploads.put(name, body, content_type)
         return web.Response(status=200)
 
     async def get_upload(self, request: web.Request) -> web.Response:

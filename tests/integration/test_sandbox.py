@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import logging
+import mimetypes
 import socket
 import struct
 import time
@@ -85,14 +86,23 @@ def client(sandbox_and_client: tuple[Sandbox, httpx.AsyncClient]) -> httpx.Async
     return sandbox_and_client[1]
 
 
+JPEG = {"Content-Type": "image/jpeg"}
+PNG = {"Content-Type": "image/png"}
+
+
+def content_type(suffix: str) -> dict[str, str]:
+    """The header the provider's client sends with a PUT of a file with this suffix."""
+    return {"Content-Type": mimetypes.guess_type(f"x.{suffix}")[0] or "application/octet-stream"}
+
+
 async def upload(client: httpx.AsyncClient, content: bytes, suffix: str = "jpg") -> str:
     """Hand image bytes over the way the bot does: sign an upload slot, PUT the bytes, return data.url."""
-    signed = await client.get("/v1/upload/sign", params={"type": "image", "suffix": suffix})
+    signed = await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": suffix})
     assert signed.status_code == 200, signed.text
     slot = signed.json()["data"]
     # the PUT goes without the API key, as the bot's does
     async with http_client() as anonymous:
-        stored = await anonymous.put(slot["upload_url"], content=content)
+        stored = await anonymous.put(slot["upload_url"], content=content, headers=content_type(suffix))
     assert stored.status_code == 200, stored.text
     return slot["url"]
 
@@ -604,13 +614,13 @@ async def test_fail_task_rate_fails_every_task() -> None:
 async def test_upload_flow_serves_the_bytes_and_feeds_a_task(
     sandbox: Sandbox, client: httpx.AsyncClient
 ) -> None:
-    slot = (await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})).json()["data"]
+    slot = (await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "jpg"})).json()["data"]
     assert slot["upload_url"].startswith(f"{sandbox.base_url}/upload/")
     assert slot["url"].startswith(f"{sandbox.base_url}/uploads/") and slot["url"].endswith(".jpg")
     content = encode(photo((120, 90)))
     async with http_client() as anonymous:
         assert (await anonymous.get(slot["url"])).status_code == 404
-        assert (await anonymous.put(slot["upload_url"], content=content)).status_code == 200
+        assert (await anonymous.put(slot["upload_url"], content=content, headers=JPEG)).status_code == 200
         assert (await anonymous.put(f"{sandbox.base_url}/upload/unknown", content=content)).status_code == 403
         served = await anonymous.get(slot["url"])
     assert served.content == content and served.headers["content-type"] == "image/jpeg"
@@ -619,19 +629,19 @@ async def test_upload_flow_serves_the_bytes_and_feeds_a_task(
 
 
 async def test_repeated_upload_put_replaces_the_bytes_like_s3(client: httpx.AsyncClient) -> None:
-    slot = (await client.get("/v1/upload/sign", params={"type": "image", "suffix": "png"})).json()["data"]
+    slot = (await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "png"})).json()["data"]
     first, second = encode(photo((60, 40)), "PNG"), encode(photo((90, 70)), "PNG")
     async with http_client() as anonymous:
-        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+        assert (await anonymous.put(slot["upload_url"], content=first, headers=PNG)).status_code == 200
         # a client retrying after a lost answer, or sending new bytes, gets 200 again
-        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+        assert (await anonymous.put(slot["upload_url"], content=first, headers=PNG)).status_code == 200
         assert (await anonymous.get(slot["url"])).content == first
-        assert (await anonymous.put(slot["upload_url"], content=second)).status_code == 200
+        assert (await anonymous.put(slot["upload_url"], content=second, headers=PNG)).status_code == 200
         served = await anonymous.get(slot["url"])
         empty = await anonymous.put(slot["upload_url"], content=b"")
         # a refused empty PUT neither closes the slot nor wipes the bytes
         assert (await anonymous.get(slot["url"])).content == second
-        assert (await anonymous.put(slot["upload_url"], content=first)).status_code == 200
+        assert (await anonymous.put(slot["upload_url"], content=first, headers=PNG)).status_code == 200
     assert served.content == second and served.headers["content-type"] == "image/png"
     assert empty.status_code == 400
     image = await result_image(client, "/v1/aiart/imgupscale", upscale_body(slot["url"]))
@@ -642,17 +652,17 @@ async def test_upload_slot_expires_into_403_and_keeps_what_was_uploaded() -> Non
     config = SandboxConfig(api_key=API_KEY, task_seconds=0, upload_slot_seconds=0.2)
     async with running(config) as (sandbox, client), http_client() as anonymous:
         used, unused = [
-            (await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})).json()["data"]
+            (await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "jpg"})).json()["data"]
             for _ in range(2)
         ]
         content = encode(photo((120, 90)))
-        assert (await anonymous.put(used["upload_url"], content=content)).status_code == 200
+        assert (await anonymous.put(used["upload_url"], content=content, headers=JPEG)).status_code == 200
         await asyncio.sleep(0.25)
-        late_retry = await anonymous.put(used["upload_url"], content=content)
-        late_first = await anonymous.put(unused["upload_url"], content=content)
+        late_retry = await anonymous.put(used["upload_url"], content=content, headers=JPEG)
+        late_first = await anonymous.put(unused["upload_url"], content=content, headers=JPEG)
         served = await anonymous.get(used["url"])
         # signing again forgets the expired slots a long-running sandbox would otherwise pile up
-        await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})
+        await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "jpg"})
         live_slots = len(sandbox.state.upload_slots)
     for refused in (late_retry, late_first):
         assert refused.status_code == 403
@@ -668,8 +678,22 @@ def test_upload_slot_lifetime_defaults_to_fifteen_minutes_and_must_be_positive()
 
 
 async def test_upload_sign_validates_its_query(client: httpx.AsyncClient) -> None:
-    response = await client.get("/v1/upload/sign", params={"type": "image", "suffix": "exe"})
+    response = await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "exe"})
     assert response.status_code == 400 and "suffix" in response.json()["msg"]
+    # no release of the provider's client sends type=image
+    response = await client.get("/v1/upload/sign", params={"type": "image", "suffix": "jpg"})
+    assert response.status_code == 400 and "img_upscale" in response.json()["msg"]
+
+
+async def test_upload_put_must_name_the_files_type(client: httpx.AsyncClient) -> None:
+    slot = (await client.get("/v1/upload/sign", params={"type": "bg_remove", "suffix": "png"})).json()["data"]
+    content = encode(photo((60, 40)), "PNG")
+    async with http_client() as anonymous:
+        untyped = await anonymous.put(slot["upload_url"], content=content)
+        mistyped = await anonymous.put(slot["upload_url"], content=content, headers=JPEG)
+        typed = await anonymous.put(slot["upload_url"], content=content, headers=PNG)
+    assert (untyped.status_code, mistyped.status_code, typed.status_code) == (403, 403, 200)
+    assert "image/png" in untyped.json()["msg"]
 
 
 @asynccontextmanager
