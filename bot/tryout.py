@@ -18,83 +18,55 @@ from bot.operations.catalogue import ArgumentError, InputImage, Operation, Style
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
 
-#: per operation: (extra positional images, options as (flags, argparse keywords), how to form the command text)
-OPTIONS: dict[str, tuple[tuple[str, ...], list[tuple[tuple[str, ...], dict]]]] = {
-    "upscale": ((), [(("--factor",), {"type": int, "choices": (2, 4), "default": 2})]),
-    "retouch": ((), []),
-    "imagine": ((), [(("--prompt",), {"required": True}), (("--style",), {"default": None}),
-                     (("--size",), {"default": None})]),
-    "art": ((), [(("--style",), {"required": True}), (("--prompt",), {"default": ""})]),
-    "removebg": ((), [(("--mode",), {"choices": ("auto", "body", "object"), "default": "auto"})]),
-    "headshot": ((), [(("--style",), {"required": True}), (("--count",), {"type": int, "default": None})]),
-    "colorize": ((), []),
-    "restore": ((), []),
-    "faceswap": (("template",), []),
-    "expand": ((), [(("--pad",), {"nargs": 4, "type": int, "metavar": ("LEFT", "TOP", "RIGHT", "BOTTOM"),
-                                  "required": True})]),
-    "replace": (("mask",), [(("--prompt",), {"required": True})]),
-}
-
-
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Add `try` and one sub-command per operation, each with its own options."""
+    """Add `try` and one sub-command per operation, with the options its catalogue entry declares."""
     catalogue = build_catalogue(load_catalogue())
     parser = subparsers.add_parser("try", help="run one operation from the shell and save the result",
                                    description="Run one operation against the configured service "
                                                "(the embedded sandbox when AIART_API_KEY is unset).",
-                                   epilog=_operations_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   epilog=_operations_epilog(catalogue),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     operations = parser.add_subparsers(dest="operation", required=True, metavar="OPERATION")
-    for name, (extra_images, options) in OPTIONS.items():
-        operation = catalogue[name]
+    for name, operation in catalogue.items():
         sub = operations.add_parser(name, help=operation.summary, description=f"{operation.summary}. "
                                     f"In chat: {operation.usage}")
-        if operation.images:
-            sub.add_argument("image", type=Path, help=f"the {operation.image_names[0]}")
-        for extra in extra_images:
-            sub.add_argument(extra, type=Path, help=f"the {extra} image")
-        for flags, keywords in options:
-            sub.add_argument(*flags, **keywords)
+        for role in _required_roles(operation):
+            sub.add_argument(role, type=Path, help=f"the {role} image")
+        if operation.most_images > operation.images:
+            sub.add_argument("images", type=Path, nargs="*", metavar="IMAGE",
+                             help=f"up to {operation.most_images} {operation.image_names[-1]}s")
+        for option in operation.cli:
+            sub.add_argument(option.flag, **option.keywords)
         sub.add_argument("--out", type=Path, required=True,
                          help="where to write the result (several results: NAME-1.ext, NAME-2.ext, …)")
 
 
-def _operations_epilog() -> str:
+def _required_roles(operation: Operation) -> tuple[str, ...]:
+    """Positional names of the images an operation needs: `upscale IMAGE`, `faceswap IMAGE TEMPLATE`."""
+    roles = operation.image_names[:operation.images]
+    return ("image", *(role.split()[0] for role in roles[1:])) if roles else ()
+
+
+def _operations_epilog(catalogue: dict[str, Operation]) -> str:
     lines = ["operations and their options:"]
-    for name, (extra_images, options) in OPTIONS.items():
-        images = "" if name == "imagine" else " IMAGE" + "".join(f" {extra.upper()}" for extra in extra_images)
+    for name, operation in catalogue.items():
+        images = "".join(f" {role.upper()}" for role in _required_roles(operation))
+        if operation.most_images > operation.images:
+            images += " [IMAGE ...]"
         flags = []
-        for option_flags, keywords in options:
+        for option in operation.cli:
+            keywords = option.keywords
             if "choices" in keywords:
                 value = "{" + ",".join(map(str, keywords["choices"])) + "}"
             elif "metavar" in keywords:
                 value = " ".join(keywords["metavar"])
             else:
-                value = option_flags[0].lstrip("-").upper()
-            flag = f"{option_flags[0]} {value}"
+                value = option.flag.lstrip("-").upper()
+            flag = f"{option.flag} {value}"
             flags.append(flag if keywords.get("required") else f"[{flag}]")
         lines.append(f"  {name}{images}{''.join(' ' + flag for flag in flags)} --out FILE")
     lines.append("example: python -m bot try upscale photo.jpg --factor 2 --out big.png")
     return "\n".join(lines)
-
-
-def command_text(args: argparse.Namespace) -> str:
-    """The argument text a chat user would type for these options."""
-    name = args.operation
-    if name == "upscale":
-        return str(args.factor)
-    if name == "imagine":
-        return " ".join(part for part in (args.style, args.size, args.prompt) if part)
-    if name == "art":
-        return f"{args.style} {args.prompt}".strip()
-    if name == "removebg":
-        return args.mode
-    if name == "headshot":
-        return f"{args.style} {args.count or ''}".strip()
-    if name == "expand":
-        return " ".join(str(side) for side in args.pad)
-    if name == "replace":
-        return args.prompt
-    return ""
 
 
 def output_paths(out: Path, count: int) -> list[Path]:
@@ -108,19 +80,23 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
     catalogue_styles = load_catalogue(settings.styles_file)
     catalogue = build_catalogue(catalogue_styles)
     operation: Operation = catalogue[args.operation]
+    command_text = operation.command_text(vars(args))
     try:
-        parsed = operation.parse(command_text(args))
+        parsed = operation.parse(command_text)
     except StyleMissing:
         group = catalogue_styles.group(operation.style_group)
         if group.default is None:
             print(f"error: choose --style: {', '.join(group.names())}", file=sys.stderr)
             return 2
-        parsed = operation.parse(f"{group.default} {command_text(args)}")
+        parsed = operation.parse(f"{group.default} {command_text}")
     except ArgumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    paths = [args.image] if operation.images else []
-    paths += [getattr(args, extra) for extra in OPTIONS[operation.name][0]]
+    paths = [getattr(args, role) for role in _required_roles(operation)]
+    paths += getattr(args, "images", None) or []
+    if len(paths) > operation.most_images:
+        print(f"error: {operation.name} takes at most {operation.most_images} images", file=sys.stderr)
+        return 2
     async with connect_service(settings) as service:
         where = "the embedded sandbox" if service.sandbox else settings.aiart_base_url
         print(f"{operation.title} via {where}")
@@ -131,7 +107,7 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
             return 2
         handoff = ImageHandoff(service.client)
         try:
-            refs = [InputImage(await handoff.reference(image, accepts_base64=operation.accepts_base64),
+            refs = [InputImage(await handoff.reference(image, operation.request_type),
                                image.width, image.height) for image in images]
             task_id = await service.client.submit(operation.build(parsed, refs))
             print(f"submitted task {task_id}")

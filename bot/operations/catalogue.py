@@ -1,10 +1,15 @@
-"""One entry per operation: its command, how its arguments parse, its input rules and its request."""
+"""One entry per operation: its command, arguments, input rules, request, menu buttons and shell options.
+
+Adding an operation means its request model (`bot.aiart.models`), one `Operation` in `build_catalogue`,
+and its renderer in the sandbox (`bot.sandbox.operations`); every other part of the bot reads this entry.
+"""
 
 from __future__ import annotations
 
 import enum
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,6 +49,25 @@ class InputImage:
 
 
 @dataclass(frozen=True)
+class MenuButton:
+    """A button of the menu under a photo sent without a command: its label and the argument text it types."""
+
+    label: str
+    argument: str = ""
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """An option of `python -m bot try <operation>`: argparse's flag and keywords.
+
+    The command text a chat user would type is the options' values joined in this order.
+    """
+
+    flag: str
+    keywords: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Operation:
     """Everything the bot knows about one operation."""
 
@@ -51,15 +75,21 @@ class Operation:
     title: str
     summary: str
     usage: str
+    #: how many images the operation needs
     images: int
     parse: Callable[[str], Args]
     build: Callable[[Args, Sequence[InputImage]], api.Request]
     describe: Callable[[Args], str]
+    request_type: type[api.Request]
     limits: ImageLimits = DEFAULT_LIMITS
     result: ResultKind = ResultKind.PHOTO
     style_group: str | None = None
-    in_menu: bool = True
+    #: the photo menu's buttons for this operation; None: one button with the title, (): not offered there
+    menu: tuple[MenuButton, ...] | None = None
     image_names: tuple[str, ...] = ("photo",)
+    #: how many images it takes at most (more than `images` where some are optional references)
+    max_images: int | None = None
+    cli: tuple[CliOption, ...] = ()
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
@@ -71,15 +101,33 @@ class Operation:
         return self.request_type.accepts_base64
 
     @property
-    def request_type(self) -> type[api.Request]:
-        return _REQUEST_TYPES[self.name]
+    def most_images(self) -> int:
+        """How many images one job of this operation takes at most."""
+        return self.images if self.max_images is None else self.max_images
+
+    @property
+    def menu_buttons(self) -> tuple[MenuButton, ...]:
+        """The photo menu's buttons for this operation (none when it takes no photo)."""
+        if self.images == 0:
+            return ()
+        return (MenuButton(self.title),) if self.menu is None else self.menu
+
+    def command_text(self, values: Mapping[str, Any]) -> str:
+        """The argument text a chat user would type, from the values of this operation's CLI options."""
+        words: list[str] = []
+        for option in self.cli:
+            value = values.get(option.flag.lstrip("-").replace("-", "_"))
+            for part in value if isinstance(value, list | tuple) else (value,):
+                if part is not None and str(part) != "":
+                    words.append(str(part))
+        return " ".join(words)
 
 
 def _no_args(text: str) -> Args:
     return {}
 
 
-_FACTOR = re.compile(r"^[x×]?\s*(\d+(?:\.0)?)\s*[x×]?$", re.IGNORECASE)
+_FACTOR = re.compile(r"^[x×]?\s*(\d{1,3}(?:\.0)?)\s*[x×]?$", re.IGNORECASE)
 
 
 def _parse_upscale(text: str) -> Args:
@@ -138,6 +186,10 @@ def _check_prompt(prompt: str, *, example: str) -> str:
     return prompt
 
 
+_RATIO = re.compile(r"^\d{1,2}:\d{1,2}$")
+_RESOLUTION = re.compile(r"^\d[kK]$")
+
+
 @dataclass(frozen=True)
 class _Catalogued:
     """Parsers and builders that need the style catalogue."""
@@ -145,56 +197,59 @@ class _Catalogued:
     styles: StyleCatalogue
 
     def parse_imagine(self, text: str) -> Args:
+        group = self.styles.group("imagine")
+        sizes = tuple(group.settings.get("sizes") or ("1:1",))
         words = text.split()
         style = size = None
         # leading words may name a style and a size: "/imagine anime 16:9 a cat on a roof"
         while words and (style is None or size is None):
             word = words[0].lower()
-            if style is None and self.styles.imagine.get(word):
+            if style is None and group.get(word):
                 style = word
-            elif size is None and word in self.styles.imagine_sizes:
+            elif size is None and word in sizes:
                 size = word
             else:
                 break
             words.pop(0)
         prompt = _check_prompt(" ".join(words), example="/imagine a lighthouse at dawn")
-        args = {"prompt": prompt, "size": size or self.styles.imagine_default_size}
+        args = {"prompt": prompt, "size": size or group.settings.get("default_size", sizes[0])}
         if style is None:
             raise StyleMissing(_pick("imagine"))
         args["style"] = style
         return args
 
     def build_imagine(self, args: Args, images: Sequence[InputImage]) -> api.Request:
-        style = self.styles.imagine.get(args["style"])
+        style = self.styles.group("imagine").get(args["style"])
         return api.Text2ImgRequest(content=args["prompt"], template_id=style.template_id, size_id=args["size"])
 
     def parse_art(self, text: str) -> Args:
+        group = self.styles.group("art")
         words = text.split()
         if not words:
             raise StyleMissing(_pick("art"))
-        style = self.styles.art.get(words[0])
+        style = group.get(words[0])
         if style is None:
-            raise ArgumentError(f"I don't know the style {words[0][:32]!r}. "
-                                f"Styles: {', '.join(self.styles.art.names())}")
+            raise ArgumentError(f"I don't know the style {words[0][:32]!r}. Styles: {', '.join(group.names())}")
         prompt = " ".join(words[1:])
         if len(prompt) > api.MAX_PROMPT_CHARS:
             raise ArgumentError(f"Please keep the description under {api.MAX_PROMPT_CHARS} characters.")
         return {"style": style.key, "prompt": prompt}
 
     def build_art(self, args: Args, images: Sequence[InputImage]) -> api.Request:
-        style = self.styles.art.get(args["style"])
+        style = self.styles.group("art").get(args["style"])
         return api.Img2ImgRequest(image=images[0].ref, template_id=style.template_id, content=args.get("prompt", ""))
 
     def parse_headshot(self, text: str) -> Args:
+        group = self.styles.group("headshot")
         words = text.split()
         if not words:
             raise StyleMissing(_pick("headshot"))
-        style = self.styles.headshot.get(words[0])
+        style = group.get(words[0])
         if style is None:
             raise ArgumentError(f"I don't know the headshot style {words[0][:32]!r}. "
-                                f"Styles: {', '.join(self.styles.headshot.names())}")
-        count = self.styles.headshot_default_count
-        most = self.styles.headshot_max_count
+                                f"Styles: {', '.join(group.names())}")
+        most = int(group.settings.get("max_count", 10))
+        count = min(int(group.settings.get("default_count", 1)), most)
         if len(words) > 2 or (len(words) == 2 and not re.fullmatch(r"\d{1,3}", words[1])):
             raise ArgumentError(f"Use /headshot <style> [count], for example /headshot {style.key} 2")
         if len(words) == 2:
@@ -204,9 +259,80 @@ class _Catalogued:
         return {"style": style.key, "count": count}
 
     def build_headshot(self, args: Args, images: Sequence[InputImage]) -> api.Request:
-        style = self.styles.headshot.get(args["style"])
+        style = self.styles.group("headshot").get(args["style"])
         return api.HeadshotRequest(image=images[0].ref,
                                    templates=(api.HeadshotTemplate(style.template_id, args["count"]),))
+
+    def parse_generate(self, text: str) -> Args:
+        group = self.styles.group("generate")
+        words = text.split()
+        model = ratio = resolution = None
+        # leading words may name a model, an aspect ratio and a resolution: "/generate seedream 16:9 4k a fox"
+        while words:
+            word = words[0].lower()
+            if model is None and group.get(word):
+                model = word
+            elif ratio is None and _RATIO.match(word):
+                ratio = word
+            elif resolution is None and _RESOLUTION.match(word):
+                resolution = word
+            else:
+                break
+            words.pop(0)
+        prompt = _check_prompt(" ".join(words), example="/generate a lighthouse at dawn")
+        if model is None:
+            if group.default is None:
+                raise StyleMissing(_pick("generate"))
+            model = group.default
+        style = group.get(model)
+        ratios = style.extra.get("ratios", {})
+        ratio = ratio or group.settings.get("default_ratio", "1:1")
+        if ratio not in ratios:
+            raise ArgumentError(f"{style.label} draws in {', '.join(ratios)}; for example /generate {model} 16:9 "
+                                f"a lighthouse")
+        resolutions = style.extra.get("resolutions") or ["1k"]
+        resolution = resolution or style.extra.get("default_resolution", resolutions[0])
+        if resolution not in resolutions:
+            raise ArgumentError(f"{style.label} draws at {', '.join(resolutions)}.")
+        return {"model": model, "ratio": ratio, "resolution": resolution, "prompt": prompt}
+
+    def build_generate(self, args: Args, images: Sequence[InputImage]) -> api.Request:
+        style = self.styles.group("generate").get(args["model"])
+        width, height = generation_size(style.extra, args["ratio"], args["resolution"])
+        return api.ImageGenerationRequest(model_id=style.template_id, prompt=args["prompt"], width=width,
+                                          height=height, images=tuple(image.ref for image in images))
+
+
+def generation_size(rules: Mapping[str, Any], ratio: str, resolution: str) -> tuple[int, int]:
+    """A model's width and height for a ratio and resolution, computed as the provider's client does.
+
+    The 1k base size of the ratio times the resolution's k, then fitted into the model's pixel budget
+    (keeping the ratio) and its longest side.
+    """
+    base_width, base_height = rules["ratios"][ratio]
+    k = int(resolution[:-1])
+    width, height = base_width * k, base_height * k
+    a, b = (int(part) for part in ratio.split(":"))
+    if (least := rules.get("min_pixels")) and width * height < least:
+        height = math.ceil(math.sqrt(least * b / a))
+        width = math.ceil(height * a / b)
+        while width * height < least:
+            if width / height < a / b:
+                width += 1
+            else:
+                height += 1
+    if (most := rules.get("max_pixels")) and width * height > most:
+        height = int(math.sqrt(most * b / a))
+        width = int(height * a / b)
+        while width * height > most:
+            if width >= height:
+                width -= 1
+            else:
+                height -= 1
+    if (longest := rules.get("max_long_side")) and max(width, height) > longest:
+        scale = longest / max(width, height)
+        width, height = max(1, int(width * scale)), max(1, int(height * scale))
+    return width, height
 
 
 def _pick(group: str) -> str:
@@ -221,58 +347,72 @@ def _style_caption(title: str) -> Callable[[Args], str]:
     return lambda args: f"{title}: {args['style']}" + (f" — {args['prompt'][:200]}" if args.get("prompt") else "")
 
 
+def _option(flag: str, **keywords: Any) -> CliOption:
+    return CliOption(flag, keywords)
+
+
 def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
     """All operations, keyed by command name, in the order menus show them."""
     c = _Catalogued(styles)
     operations = [
         Operation("upscale", "Upscale", "Enlarge a photo 2× or 4×", "/upscale [2|4]", 1,
-                  _parse_upscale, _build_upscale, lambda a: f"Upscale ×{a['factor']}",
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8),
+                  _parse_upscale, _build_upscale, lambda a: f"Upscale ×{a['factor']}", api.UpscaleRequest,
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8,
+                  menu=(MenuButton("Upscale 2×", "2"), MenuButton("Upscale 4×", "4")),
+                  cli=(_option("--factor", type=int, choices=(2, 4), default=2),)),
         Operation("retouch", "Skin retouch", "Smooth skin in a portrait", "/retouch", 1,
                   _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: "Skin retouch",
-                  limits=RETOUCH_LIMITS, typical_seconds=8),
+                  api.RetouchRequest, limits=RETOUCH_LIMITS, typical_seconds=8),
         Operation("imagine", "Imagine", "Draw a picture from a description", "/imagine [style] [size] <description>",
                   0, c.parse_imagine, c.build_imagine,
-                  lambda a: f"Imagine ({a['style']}, {a['size']}): {a['prompt'][:300]}",
-                  style_group="imagine", in_menu=False, image_names=(), typical_seconds=15),
+                  lambda a: f"Imagine ({a['style']}, {a['size']}): {a['prompt'][:300]}", api.Text2ImgRequest,
+                  style_group="imagine", image_names=(), typical_seconds=15,
+                  cli=(_option("--style"), _option("--size"), _option("--prompt", required=True))),
         Operation("art", "Art effect", "Repaint a photo in an art style", "/art <style> [description]", 1,
-                  c.parse_art, c.build_art, _style_caption("Art"),
-                  limits=replace(DEFAULT_LIMITS, max_side=1536), style_group="art", typical_seconds=15),
+                  c.parse_art, c.build_art, _style_caption("Art"), api.Img2ImgRequest,
+                  limits=replace(DEFAULT_LIMITS, max_side=1536), style_group="art", typical_seconds=15,
+                  cli=(_option("--style", required=True), _option("--prompt", default=""))),
         Operation("removebg", "Remove background", "Cut out the subject (transparent PNG)",
                   "/removebg [auto|body|object]", 1, _parse_removebg,
                   lambda a, i: api.RemoveBackgroundRequest(image=i[0].ref, action=_REMOVE_BG_ACTIONS[a["mode"]]),
                   lambda a: "Background removed" + ("" if a["mode"] == "auto" else f" ({a['mode']})"),
-                  limits=replace(DEFAULT_LIMITS, max_side=4096), result=ResultKind.PNG_DOCUMENT, typical_seconds=6),
+                  api.RemoveBackgroundRequest, limits=replace(DEFAULT_LIMITS, max_side=4096),
+                  result=ResultKind.PNG_DOCUMENT, typical_seconds=6,
+                  cli=(_option("--mode", choices=("auto", "body", "object"), default="auto"),)),
         Operation("headshot", "Headshot", "Make headshots in a style", "/headshot <style> [count]", 1,
                   c.parse_headshot, c.build_headshot, lambda a: f"Headshot: {a['style']} ×{a['count']}",
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
-                  style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"]),
+                  api.HeadshotRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
+                  style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"],
+                  cli=(_option("--style", required=True), _option("--count", type=int))),
         Operation("colorize", "Colorize", "Add colour to a black-and-white photo", "/colorize", 1,
                   _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: "Colorized",
-                  limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8),
+                  api.ColorizeRequest, limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8),
         Operation("restore", "Restore", "Repair an old or damaged photo", "/restore", 1,
                   _no_args, lambda a, i: api.RestoreRequest(image=i[0].ref), lambda a: "Restored",
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10),
+                  api.RestoreRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10),
         Operation("faceswap", "Face swap", "Put a face into another photo", "/faceswap", 2,
                   _no_args, lambda a, i: api.FaceSwapRequest(image=i[0].ref, template_image=i[1].ref),
-                  lambda a: "Face swap", limits=replace(DEFAULT_LIMITS, max_side=2048),
+                  lambda a: "Face swap", api.FaceSwapRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
                   image_names=("face photo", "template photo"), typical_seconds=10),
         Operation("expand", "Expand", "Extend a photo beyond its edges", "/expand <left> <top> <right> <bottom>", 1,
                   _parse_expand, lambda a, i: api.ExpandRequest(image=i[0].ref, **a),
-                  lambda a: "Expanded by {left}/{top}/{right}/{bottom} px".format(**a),
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12),
+                  lambda a: "Expanded by {left}/{top}/{right}/{bottom} px".format(**a), api.ExpandRequest,
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12,
+                  cli=(_option("--pad", nargs=4, type=int, metavar=("LEFT", "TOP", "RIGHT", "BOTTOM"),
+                               required=True),)),
         Operation("replace", "Replace", "Paint something where a mask is white", "/replace <what to paint>", 2,
                   _parse_replace,
                   lambda a, i: api.ReplaceRequest(image=i[0].ref, mask=i[1].ref, content=a["prompt"]),
-                  lambda a: f"Replace: {a['prompt'][:300]}", limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  in_menu=False, image_names=("photo", "mask"), typical_seconds=15),
+                  lambda a: f"Replace: {a['prompt'][:300]}", api.ReplaceRequest,
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), menu=(), image_names=("photo", "mask"),
+                  typical_seconds=15, cli=(_option("--prompt", required=True),)),
+        Operation("generate", "Generate", "Draw a picture with a chosen model, optionally from reference photos",
+                  "/generate [model] [ratio] [resolution] <description>", 0, c.parse_generate, c.build_generate,
+                  lambda a: f"Generate ({a['model']}, {a['ratio']}, {a['resolution']}): {a['prompt'][:300]}",
+                  api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
+                  style_group="generate", image_names=("reference photo",),
+                  max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
+                  cli=(_option("--model"), _option("--ratio"), _option("--resolution"),
+                       _option("--prompt", required=True))),
     ]
     return {operation.name: operation for operation in operations}
-
-
-_REQUEST_TYPES: dict[str, type[api.Request]] = {
-    "upscale": api.UpscaleRequest, "retouch": api.RetouchRequest, "imagine": api.Text2ImgRequest,
-    "art": api.Img2ImgRequest, "removebg": api.RemoveBackgroundRequest, "headshot": api.HeadshotRequest,
-    "colorize": api.ColorizeRequest, "restore": api.RestoreRequest, "faceswap": api.FaceSwapRequest,
-    "expand": api.ExpandRequest, "replace": api.ReplaceRequest,
-}

@@ -1,29 +1,39 @@
-"""The style catalogue: names users type, mapped to the service's template ids (operator-editable JSON)."""
+"""The style catalogue: names users type, mapped to the service's ids, per operation (operator-editable JSON).
+
+Every top-level section with `styles` is one operation's group (`imagine`, `art`, `headshot`, `generate`, ...):
+its styles, an optional default, and whatever else the section holds (sizes, counts), which the
+operation's catalogue entry reads as `settings`. A style's own extra keys (a model's size rules) are its `extra`.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+MAX_STYLE_NAME = 24
+
 
 @dataclass(frozen=True)
 class Style:
-    """One named style."""
+    """One named style (or model)."""
 
     key: str
     label: str
     template_id: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class StyleGroup:
-    """The styles of one operation, in catalogue order."""
+    """The styles of one operation, in catalogue order, and the section's other settings."""
 
     styles: dict[str, Style]
     default: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def get(self, key: str) -> Style | None:
         """The style named `key` (case-insensitive), if any."""
@@ -35,55 +45,43 @@ class StyleGroup:
 
 @dataclass(frozen=True)
 class StyleCatalogue:
-    """Styles and sizes for /imagine, /art and /headshot."""
+    """Every operation's style group, by section name."""
 
-    imagine: StyleGroup
-    imagine_sizes: tuple[str, ...]
-    imagine_default_size: str
-    art: StyleGroup
-    headshot: StyleGroup
-    headshot_default_count: int
-    headshot_max_count: int
+    groups: Mapping[str, StyleGroup]
 
     def group(self, name: str) -> StyleGroup:
-        """The style group of an operation ("imagine", "art" or "headshot")."""
-        return {"imagine": self.imagine, "art": self.art, "headshot": self.headshot}[name]
+        """The style group of an operation; a missing section is a configuration error."""
+        try:
+            return self.groups[name]
+        except KeyError:
+            raise ValueError(f"style catalogue: no section {name!r}") from None
 
 
-def _group(data: dict[str, Any], section: str) -> StyleGroup:
-    raw = data.get(section, {}).get("styles", {})
-    if not raw:
+def _group(section: str, data: Mapping[str, Any]) -> StyleGroup:
+    raw = data.get("styles") or {}
+    if not isinstance(raw, dict) or not raw:
         raise ValueError(f"style catalogue: section {section!r} has no styles")
     styles = {}
     for key, entry in raw.items():
         name = key.strip().lower()
-        if not name or not name.replace("_", "").replace("-", "").isalnum() or len(name) > 24:
+        if not name or not name.replace("_", "").replace("-", "").isalnum() or len(name) > MAX_STYLE_NAME:
             raise ValueError(f"style catalogue: bad style name {key!r} in {section!r}")
-        styles[name] = Style(key=name, label=str(entry.get("label") or key), template_id=str(entry["template_id"]))
-    default = data[section].get("default")
+        extra = {k: v for k, v in entry.items() if k not in ("label", "template_id")}
+        styles[name] = Style(key=name, label=str(entry.get("label") or key), template_id=str(entry["template_id"]),
+                             extra=extra)
+    default = data.get("default")
     if default is not None and default not in styles:
         raise ValueError(f"style catalogue: default {default!r} of {section!r} is not a style")
-    return StyleGroup(styles=styles, default=default)
+    settings = {k: v for k, v in data.items() if k not in ("styles", "default")}
+    if "default_size" in settings and settings["default_size"] not in settings.get("sizes", ()):
+        raise ValueError(f"style catalogue: {section}.default_size is not among {section}.sizes")
+    return StyleGroup(styles=styles, default=default, settings=settings)
 
 
-def parse_catalogue(data: dict[str, Any]) -> StyleCatalogue:
+def parse_catalogue(data: Mapping[str, Any]) -> StyleCatalogue:
     """Build a catalogue from its JSON form, checking it."""
-    imagine = data.get("imagine", {})
-    headshot = data.get("headshot", {})
-    sizes = tuple(imagine.get("sizes") or ("1:1",))
-    default_size = imagine.get("default_size", sizes[0])
-    if default_size not in sizes:
-        raise ValueError("style catalogue: imagine.default_size is not among imagine.sizes")
-    max_count = int(headshot.get("max_count", 10))
-    return StyleCatalogue(
-        imagine=_group(data, "imagine"),
-        imagine_sizes=sizes,
-        imagine_default_size=default_size,
-        art=_group(data, "art"),
-        headshot=_group(data, "headshot"),
-        headshot_default_count=min(int(headshot.get("default_count", 1)), max_count),
-        headshot_max_count=max_count,
-    )
+    return StyleCatalogue({section: _group(section, body) for section, body in data.items()
+                           if isinstance(body, dict) and "styles" in body})
 
 
 def load_catalogue(path: Path | None = None) -> StyleCatalogue:

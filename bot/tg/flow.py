@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -24,15 +26,22 @@ PENDING_FOR = timedelta(minutes=10)
 QUICK_JOB_S = 10.0
 
 
+#: how long an album's items are awaited after the last one arrived (Telegram sends them together)
+ALBUM_QUIET_S = 1.5
+
+
 @dataclass
 class PendingInputs:
-    """A job waiting for more images from one user in one chat (face swap: face, then template)."""
+    """A job waiting for more images from one user in one chat (face swap: face, then template; an album)."""
 
     operation: str
     args_text: str
     source: Message
     file_ids: list[str] = field(default_factory=list)
     started: datetime | None = None
+    #: set while the rest of an album is collected: only its items are taken, and quiet time closes it
+    album_id: str | None = None
+    last_item_at: float = 0.0
 
 
 def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
@@ -104,8 +113,12 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
     if operation.images == 2 and len(images) < 2:
         await wait_for_more(context, operation, args_text, source, images, editable=editable)
         return
-    await queue(context, operation, args, source, [image.file_id for image in images[: max(1, operation.images)]]
-                if operation.images else [], editable=editable)
+    if source.media_group_id and images and operation.most_images > max(operation.images, 1):
+        # optional extra images (reference photos) come as an album: the rest of it is on its way
+        collect_album(context, operation, args_text, source, images)
+        return
+    await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
+                editable=editable)
 
 
 async def react(source: Message, emoji: str) -> bool:
@@ -208,6 +221,12 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
             # the request itself is still fine: say what was wrong with this file and keep waiting
             await reply(message, f"{problem}\n{still_waiting(context, user_id)}")
             return True
+    if pending.album_id is not None:
+        if message.media_group_id != pending.album_id:
+            return False
+        pending.file_ids.extend(image.file_id for image in images)
+        pending.last_item_at = time.monotonic()
+        return True
     pending.file_ids.extend(image.file_id for image in images)
     if len(pending.file_ids) < operation.images:
         if not message.media_group_id:
@@ -218,6 +237,33 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     args = operation.parse(pending.args_text)
     await queue(context, operation, args, pending.source, pending.file_ids[: operation.images])
     return True
+
+
+def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                  images: list[FileInput]) -> None:
+    """Take the rest of the album `source` belongs to, then queue the job once no item came for a moment."""
+    user_id = source.from_user.id if source.from_user else 0
+    pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
+                            started=deps(context).clock(), album_id=source.media_group_id,
+                            last_item_at=time.monotonic())
+    _pending(context)[user_id] = pending
+    context.application.create_task(_queue_album_when_complete(context, user_id, pending),
+                                    name=f"album-{source.media_group_id}")
+
+
+async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id: int,
+                                     pending: PendingInputs) -> None:
+    while (wait := pending.last_item_at + ALBUM_QUIET_S - time.monotonic()) > 0:
+        await asyncio.sleep(wait)
+    if _pending(context).get(user_id) is not pending:
+        return  # replaced or cancelled meanwhile
+    del _pending(context)[user_id]
+    operation = deps(context).operations[pending.operation]
+    if len(pending.file_ids) > operation.most_images:
+        await refuse(context, pending.source, operation,
+                     texts.TOO_MANY_IMAGES.format(title=operation.title, count=operation.most_images))
+        return
+    await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
 
 
 def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> bool:

@@ -44,16 +44,9 @@ def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKe
 
 
 def operations_menu(operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
-    """The menu shown under a photo sent without a command."""
-    buttons = []
-    for operation in operations.values():
-        if not operation.in_menu:
-            continue
-        if operation.name == "upscale":
-            buttons.append(InlineKeyboardButton("Upscale 2×", callback_data=_data(MENU_PREFIX, "upscale", "2")))
-            buttons.append(InlineKeyboardButton("Upscale 4×", callback_data=_data(MENU_PREFIX, "upscale", "4")))
-        else:
-            buttons.append(InlineKeyboardButton(operation.title, callback_data=_data(MENU_PREFIX, operation.name)))
+    """The menu shown under a photo sent without a command: each operation's buttons from its catalogue entry."""
+    buttons = [InlineKeyboardButton(button.label, callback_data=_data(MENU_PREFIX, operation.name, button.argument))
+               for operation in operations.values() for button in operation.menu_buttons]
     return InlineKeyboardMarkup(_rows(buttons, 2))
 
 

@@ -67,7 +67,8 @@ NOT_ALLOWED = "Sorry, this bot is private."
 ADMINS_ONLY = "Only the bot's admins can use /balance."
 NOTHING_TO_CANCEL = "Nothing to cancel: you have no jobs in progress here."
 NO_ACTIVE_JOBS = "No jobs in progress in this chat."
-EXPAND_FROM_MENU = "To expand, reply to the photo with /expand <left> <top> <right> <bottom>, for example /expand 200 0 200 0."
+TOO_MANY_IMAGES = "{title} takes at most {count} photos; please send fewer."
+MENU_NEEDS_ARGUMENTS = "{reason}\nReply to your photo with {usage}."
 QUEUE_FAILED = "Sorry, I couldn't queue that just now. Please try again."
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.e2e.conftest import ALICE, mode_and_format, size_of
 from tests.e2e.helpers import media, wait_media, wait_text
 from tests.fakes import samples
@@ -112,3 +114,52 @@ async def test_document_upload_is_accepted_like_a_photo(bot, telegram, alice_cha
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (240, 180)
     assert not media(telegram, alice_chat.id)[1:]
+
+
+def generation_posts(sandbox) -> list[dict]:
+    """The bodies of the image-generation requests the sandbox received."""
+    return [json.loads(r.body) for r in sandbox.received
+            if r.method == "POST" and r.path.startswith("/v1/aiart/imagegeneration/")]
+
+
+async def test_generate_draws_with_the_chosen_model_at_its_size(bot, telegram, sandbox, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, text="/generate gpt 3:2 a lighthouse at dawn")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert size_of(result.media) == (1536, 1024)
+    assert result.caption.startswith("✅ Generate (gpt, 3:2, 1k)")
+    [body] = generation_posts(sandbox)
+    assert body["content"] == [{"type": "text", "text": "a lighthouse at dawn"}] and body["quality"] == "medium"
+
+
+async def test_generate_takes_an_album_as_reference_images(bot, telegram, sandbox, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(320, 240), caption="/generate the three together",
+                        media_group_id="g1")
+    for size in ((240, 320), (300, 300)):
+        telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(*size), media_group_id="g1")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert size_of(result.media) == (1024, 1024)
+    [body] = generation_posts(sandbox)
+    assert [item["type"] for item in body["content"]] == ["text", "image_url", "image_url", "image_url"]
+    # references go through the service's upload, as the provider's client hands them over
+    signs = [r for r in sandbox.received if r.path == "/v1/upload/sign"]
+    assert len(signs) == 3 and all("type=img2img" in r.query_string for r in signs)
+
+
+async def test_generate_replying_to_a_photo_uses_it_as_the_reference(bot, telegram, sandbox, alice_chat):
+    photo = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(200, 150))
+    await wait_text(telegram, alice_chat.id, "")  # the photo menu
+    telegram.user_sends(alice_chat, ALICE, text="/generate flux 16:9 the same, at night",
+                        reply_to=photo["message_id"])
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert size_of(result.media) == (1392, 752)
+    [body] = generation_posts(sandbox)
+    assert len(body["content"]) == 2
+
+
+async def test_generate_with_too_many_references_says_so(bot, telegram, alice_chat):
+    for index in range(6):
+        telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 100), media_group_id="g2",
+                            caption="/generate a collage" if index == 0 else None)
+    text = await wait_text(telegram, alice_chat.id, "at most 4 photos")
+    assert "Generate" in text
+    assert not media(telegram, alice_chat.id)

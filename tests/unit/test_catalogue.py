@@ -78,7 +78,7 @@ def test_art_and_headshot_styles(ops):
 
 
 def test_headshot_has_the_documented_styles(ops):
-    assert {"business", "fashion", "cartoon"} <= set(load_catalogue().headshot.names())
+    assert {"business", "fashion", "cartoon"} <= set(load_catalogue().group("headshot").names())
 
 
 def test_removebg_modes_map_to_service_actions(ops):
@@ -105,3 +105,58 @@ def test_operator_catalogue_file_replaces_the_packaged_one(tmp_path):
 def test_broken_catalogue_is_refused():
     with pytest.raises(ValueError):
         parse_catalogue({"imagine": {"styles": {}}, "art": {"styles": {}}, "headshot": {"styles": {}}})
+
+
+def test_upscale_refuses_a_huge_number_with_a_message():
+    with pytest.raises(ArgumentError, match="2 or 4"):
+        build_catalogue(load_catalogue())["upscale"].parse("9" * 309)
+
+
+@pytest.mark.parametrize(("text", "model_id", "size"), [
+    ("a fox", "flux-2-pro", (1024, 1024)),
+    ("seedream 16:9 4k a fox", "seedream-4-5-251128", (5461, 3072)),  # fitted into the model's pixel budget
+    ("gemini 9:16 2k a fox", "gemini-3-pro-image-preview", (1536, 2752)),
+    ("4:3 a fox", "flux-2-pro", (1184, 880)),
+])
+def test_generate_reads_model_ratio_and_resolution_and_sizes_as_the_providers_client(ops, text, model_id, size):
+    request = ops["generate"].build(ops["generate"].parse(text), [])
+    assert isinstance(request, api.ImageGenerationRequest)
+    assert (request.model_id, (request.width, request.height)) == (model_id, size)
+    assert request.endpoint == f"/v1/aiart/imagegeneration/{model_id}"
+    assert request.payload()["content"] == [{"type": "text", "text": "a fox"}]
+
+
+def test_generate_sends_every_reference_image(ops):
+    refs = [InputImage(f"https://u.test/{n}.jpg", 640, 480) for n in range(3)]
+    content = ops["generate"].build(ops["generate"].parse("flux together"), refs).payload()["content"]
+    assert [item["url"] for item in content[1:]] == [ref.ref for ref in refs]
+    assert ops["generate"].most_images == 4 and ops["generate"].images == 0
+
+
+@pytest.mark.parametrize(("text", "message"), [("", "Describe"), ("flux 5:1 a fox", "draws in"),
+                                               ("flux 4k a fox", "draws at")])
+def test_generate_bad_arguments_are_explained(ops, text, message):
+    with pytest.raises(ArgumentError, match=message):
+        ops["generate"].parse(text)
+
+
+def test_command_text_joins_the_cli_options_in_order(ops):
+    assert ops["imagine"].command_text({"style": "anime", "size": None, "prompt": "a cat"}) == "anime a cat"
+    assert ops["expand"].command_text({"pad": [1, 2, 3, 4]}) == "1 2 3 4"
+    assert ops["upscale"].command_text({"factor": 4}) == "4"
+
+
+def test_menu_buttons_come_from_the_entries(ops):
+    assert [(b.label, b.argument) for b in ops["upscale"].menu_buttons] == [("Upscale 2×", "2"), ("Upscale 4×", "4")]
+    assert ops["retouch"].menu_buttons[0].label == "Skin retouch"
+    assert ops["replace"].menu_buttons == () and ops["imagine"].menu_buttons == ()
+
+
+def test_style_groups_are_read_from_every_section():
+    catalogue = parse_catalogue({"anything": {"default": "a", "max_count": 3,
+                                              "styles": {"a": {"template_id": "t-a", "sizes": [1]}}}})
+    group = catalogue.group("anything")
+    assert group.get("A").template_id == "t-a" and group.get("a").extra == {"sizes": [1]}
+    assert group.settings == {"max_count": 3}
+    with pytest.raises(ValueError, match="no section"):
+        catalogue.group("other")

@@ -8,10 +8,11 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
+from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
 from bot.tg.context import deps
-from bot.tg.flow import continue_pending, reply, show, start_operation, still_waiting, take_expired, wait_for_more
+from bot.tg.flow import continue_pending, refuse, reply, show, start_operation, still_waiting, take_expired, wait_for_more
 from bot.tg.inputs import message_images, own_images, problem_with
 
 USED_MENUS_KEY = "used_menus"
@@ -104,12 +105,25 @@ async def _menu_choice(context, operation, argument: str, source: Message, menu:
     images = own_images(source)
     if not images:
         await show(source, texts.MENU_EXPIRED, menu)
-    elif operation.name == "expand":
-        await show(source, texts.EXPAND_FROM_MENU, menu)
+    elif (needs := _typed_arguments_needed(operation, argument)) is not None:
+        # an operation whose arguments only the user can give (expand's padding): say how to type them
+        await refuse(context, source, operation, texts.MENU_NEEDS_ARGUMENTS.format(reason=needs, usage=operation.usage),
+                     editable=menu)
     elif operation.images == 2:
         await wait_for_more(context, operation, "", source, images, editable=menu)
     else:
         await start_operation(context, operation, argument, source, images, editable=menu)
+
+
+def _typed_arguments_needed(operation: Operation, argument: str) -> str | None:
+    """Why the button's argument text is not enough for the operation, or None when it is (or a style is missing)."""
+    try:
+        operation.parse(argument)
+    except StyleMissing:
+        return None
+    except ArgumentError as error:
+        return str(error)
+    return None
 
 
 async def _style_choice(context, operation, style: str, source: Message, menu: Message) -> None:

@@ -21,7 +21,7 @@ def _handler(operation: Operation):
         images = message_images(message)
         if operation.images == 2 and message.reply_to_message is not None:
             images = own_images(message.reply_to_message) + own_images(message)
-        await start_operation(context, operation, call.args, message, images if operation.images else [])
+        await start_operation(context, operation, call.args, message, images if operation.most_images else [])
     handle.__name__ = f"run_{operation.name}"
     return handle
 

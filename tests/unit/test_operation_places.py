@@ -1,0 +1,53 @@
+"""One operation, one entry: an operation is named only by its request model, its catalogue entry and its
+sandbox renderer; everything else (commands, menus, the shell's `try`, the client, the worker) reads the entry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.aiart import models as api
+from bot.operations.catalogue import build_catalogue
+from bot.operations.styles import load_catalogue
+from bot.sandbox.operations import OPERATIONS as SANDBOX_OPERATIONS
+
+PACKAGE = Path(__file__).resolve().parents[2] / "bot"
+CATALOGUE = build_catalogue(load_catalogue())
+#: the only places a request model may be named: where it is defined and the catalogue entry that uses it
+REQUEST_PLACES = {"aiart/models.py", "operations/catalogue.py"}
+#: the only places an endpoint path may be written: the request model and the sandbox's renderer
+PATH_PLACES = {"aiart/models.py", "sandbox/operations.py"}
+
+
+def sources() -> dict[str, str]:
+    return {str(path.relative_to(PACKAGE)): path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")}
+
+
+def places(pattern: str) -> set[str]:
+    return {name for name, text in sources().items() if re.search(pattern, text)}
+
+
+@pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
+def test_a_request_model_is_named_only_by_its_catalogue_entry(operation):
+    assert places(rf"\b{operation.request_type.__name__}\b") == REQUEST_PLACES
+
+
+@pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
+def test_an_endpoint_path_is_written_only_in_its_model_and_its_sandbox_renderer(operation):
+    path = operation.request_type.path
+    assert places(re.escape(f'"{path}"')) == PATH_PLACES
+    assert path in {sandbox.path for sandbox in SANDBOX_OPERATIONS.values()}
+
+
+@pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
+def test_no_module_outside_the_catalogue_branches_on_an_operation_name(operation):
+    quoted = rf"""== ["']{operation.name}["']|["']{operation.name}["'] ==|\.name == ["']{operation.name}"""
+    assert places(quoted) <= {"operations/catalogue.py"}
+
+
+def test_every_request_model_has_an_operation():
+    models = {cls for cls in vars(api).values()
+              if isinstance(cls, type) and issubclass(cls, api.Request) and cls is not api.Request}
+    assert models == {operation.request_type for operation in CATALOGUE.values()}
