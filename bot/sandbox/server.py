@@ -25,8 +25,16 @@ from bot.sandbox.lifecycle import TaskRunner
 from bot.sandbox.payloads import PARSERS, PayloadError, TaskSpec, parse_image_generation
 from bot.sandbox.ratelimit import TokenBucket, retry_after_header
 from bot.sandbox.responses import envelope, error_response, task_data
-from bot.sandbox.state import (BUSINESS_ID, CONTENT_TYPES, RECORDED_BODY_LIMIT, HeaderDict, ReceivedRequest,
-                               SandboxState, StoredFile, now_ms)
+from bot.sandbox.state import (
+    BUSINESS_ID,
+    CONTENT_TYPES,
+    RECORDED_BODY_LIMIT,
+    HeaderDict,
+    ReceivedRequest,
+    SandboxState,
+    StoredFile,
+    now_ms,
+)
 
 logger = logging.getLogger("bot.sandbox")
 

@@ -28,7 +28,7 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
 class Outcome:
     """What a finished statement left behind: its rows and the cursor attributes SQLAlchemy reads."""
 
-    __slots__ = ("description", "rowcount", "lastrowid", "rows")
+    __slots__ = ("description", "lastrowid", "rowcount", "rows")
     arraysize = 1
 
     def __init__(self, description: Any = None, rowcount: int = -1, lastrowid: int | None = None,
