@@ -1,17 +1,42 @@
 # The bot as a container: SQLite under /app/data by default; set DATABASE_URL for PostgreSQL.
+#
+#   docker build -t aiart-bot .
+#   docker run -e TELEGRAM_BOT_TOKEN=... -v aiart-data:/app/data aiart-bot
+#   docker run -e DATABASE_URL=postgresql://... aiart-bot aiart-bot migrate   # migrations alone, then exit
+#
+# Stopping: SIGTERM gives in-flight handlers and worker steps 15 s (SHUTDOWN_GRACE_S in bot/runtime.py),
+# then releases job leases and exits 0. Docker's default of 10 s before SIGKILL is shorter, so stop it with
+# `docker stop -t 20 <container>`, or in compose set `stop_grace_period: 20s`.
+#
+# No HEALTHCHECK yet: the bot has no health endpoint; a later issue adds /healthz and /readyz.
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
-WORKDIR /app
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+LABEL org.opencontainers.image.title="aiart-bot" \
+      org.opencontainers.image.description="A Telegram bot for an asynchronous AI image service"
 
-COPY pyproject.toml README.md ./
-COPY bot ./bot
-COPY alembic.ini ./
-# migrations ship inside the package (bot/store/migrations)
-RUN pip install -e . && useradd --create-home --uid 10001 bot && mkdir -p /app/data && chown bot /app/data
+# The dependencies at the exact versions of requirements.lock, in a layer of their own (it changes rarely).
+# Regenerate the lock with Python 3.11 (this image's) after changing pyproject.toml's dependencies:
+#   pip install pip-tools && pip-compile --strip-extras --no-emit-index-url --no-emit-find-links \
+#       --no-emit-trusted-host --output-file requirements.lock pyproject.toml
+COPY requirements.lock /tmp/build/
+RUN pip install -r /tmp/build/requirements.lock
+
+# The bot itself, installed as a wheel would be (not editable): the migrations ship inside the package.
+COPY pyproject.toml README.md /tmp/build/
+COPY bot /tmp/build/bot
+RUN pip install --no-deps /tmp/build && pip check && rm -rf /tmp/build \
+    && useradd --create-home --uid 10001 bot && mkdir -p /app/data && chown bot /app/data
+
+WORKDIR /app
 USER bot
 VOLUME ["/app/data"]
 
-# SIGTERM lets in-flight work finish and releases job leases; give it time before a SIGKILL
+# The bot's own HTTP server (signed media links, bot/media.py; MEDIA_PORT in bot/config.py). It starts only
+# when PUBLIC_URL is set, and must listen on all interfaces to be reachable from outside the container.
+ENV MEDIA_HOST=0.0.0.0 MEDIA_PORT=8081
+EXPOSE 8081
+
+# SIGTERM lets in-flight work finish (15 s) and releases job leases; see `docker stop -t 20` above
 STOPSIGNAL SIGTERM
-CMD ["python", "-m", "bot"]
+CMD ["aiart-bot"]

@@ -1,4 +1,5 @@
-"""Command line: `python -m bot` runs the bot; `python -m bot sandbox` serves the sandbox; `python -m bot try` runs one operation."""
+"""Command line (`python -m bot` or `aiart-bot`): run the bot (the default), `migrate` the database,
+serve the `sandbox`, or `try` one operation."""
 
 from __future__ import annotations
 
@@ -7,8 +8,19 @@ import asyncio
 import os
 import sys
 
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from bot.config import Settings
 from bot.logs import setup_logging
+
+
+class MigrateSettings(BaseSettings):
+    """What `migrate` reads: only the database and the log level, so it runs without the bot's secrets."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", hide_input_in_errors=True)
+
+    database_url: str = Settings.model_fields["database_url"].default
+    log_level: str = Settings.model_fields["log_level"].default
 
 
 def _secrets(settings: Settings) -> list[str]:
@@ -19,9 +31,10 @@ def _secrets(settings: Settings) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from bot import tryout
 
-    parser = argparse.ArgumentParser(prog="python -m bot", description="A Telegram bot for AI image operations.")
+    parser = argparse.ArgumentParser(prog=_program_name(), description="A Telegram bot for AI image operations.")
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("run", help="run the bot (the default)")
+    commands.add_parser("migrate", help="bring the database at DATABASE_URL to the newest schema, then exit")
     sandbox = commands.add_parser("sandbox", help="serve the embedded sandbox of the image service")
     sandbox.add_argument("--host", default="127.0.0.1")
     sandbox.add_argument("--port", type=int, default=8090)
@@ -32,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     tryout.add_parser(commands)
     args = parser.parse_args(argv)
 
+    if args.command == "migrate":
+        return run_migrate(MigrateSettings())
     settings = Settings()
     # the smoke test prints its own progress; the service's INFO lines would only clutter it
     level = "WARNING" if args.command == "try" and "LOG_LEVEL" not in os.environ else settings.log_level
@@ -53,6 +68,25 @@ def main(argv: list[str] | None = None) -> int:
 
     asyncio.run(run_bot(settings))
     return 0
+
+
+def run_migrate(settings: MigrateSettings) -> int:
+    """Apply every pending migration to the configured database (what the bot also does at start-up)."""
+    from sqlalchemy import make_url
+
+    from bot.store import migrate
+
+    url = make_url(settings.database_url)
+    setup_logging(settings.log_level, [url.password] if url.password else [])
+    asyncio.run(migrate(url))
+    print(f"database {url.render_as_string(hide_password=True)} is at the newest schema", flush=True)
+    return 0
+
+
+def _program_name() -> str:
+    """`aiart-bot` when run as the console script, `python -m bot` otherwise."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m bot" if name in ("", "__main__.py", "-c") else name
 
 
 if __name__ == "__main__":

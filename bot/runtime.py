@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import httpx
+
 from bot.aiart import AiartClient
 from bot.config import Settings
 from bot.jobs.handoff import ImageHandoff

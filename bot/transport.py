@@ -1,10 +1,17 @@
-"""An httpx transport that sends its requests through aiohttp's connection pool.
+"""The HTTP connections under the bot's clients: aiohttp's pool, through httpx-aiohttp for httpx.
 
-The service client and the result downloads use httpx. Its default transport (httpcore with h11 over
-anyio) cost about 1.3 ms of CPU per request on this machine with twenty requests in flight, against
-about 0.1 ms for aiohttp's client, and a job makes several requests. aiohttp is a dependency already
-(the sandbox, the media server, PTB's networking in bot/tg/request.py), so only the wire layer changes:
+The service client and the result downloads use httpx; their connections go through httpx-aiohttp's
+AiohttpTransport (aiohttp's client costs a fraction of httpcore's CPU per request, bench/README.md).
 httpx still builds the requests, follows redirects, decodes content and raises its own exceptions.
+
+One thing is corrected on top of the library: which httpx exception a failure becomes. httpx-aiohttp
+maps every aiohttp.ClientConnectionError to httpx.ConnectTimeout, including a server that drops the
+connection after reading a request, and lets other aiohttp errors (a malformed answer) escape with
+the URL in their text. The service client resends a POST only on a connect failure (the task surely
+was not created), so that mapping would pay for a task twice; here the error is chosen from what
+aiohttp raised, as the table in `as_httpx_error` says, with a message that leaves out the URL.
+
+PTB's networking on aiohttp (bot/tg/request.py) shares `client_session`, `client_timeout` and `describe`.
 """
 
 from __future__ import annotations
@@ -15,11 +22,7 @@ from typing import Any
 
 import aiohttp
 import httpx
-from yarl import URL
-
-#: headers aiohttp works out itself from the body it is given
-_BODY_FRAMING = frozenset({b"content-length", b"transfer-encoding"})
-_CHUNK = 64 * 1024
+import httpx_aiohttp
 
 
 def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options: Any) -> aiohttp.ClientSession:
@@ -27,6 +30,12 @@ def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, keepalive_timeout=keepalive_s,
                                      ssl=httpx.create_ssl_context())
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), **options)
+
+
+def client_timeout(*, connect: float | None, read: float | None, pool: float | None) -> aiohttp.ClientTimeout:
+    """httpx's kinds of timeout in aiohttp's terms (waiting for a free connection counts as connecting)."""
+    return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read,
+                                 connect=None if connect is None or pool is None else connect + pool)
 
 
 def describe(error: BaseException) -> str:
@@ -38,10 +47,10 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def _as_httpx_error(error: BaseException, request: httpx.Request) -> httpx.TransportError:
-    """The httpx exception callers already handle for what aiohttp raised."""
+def as_httpx_error(error: BaseException, request: httpx.Request) -> httpx.TransportError:
+    """The httpx exception for what aiohttp raised: ConnectError/ConnectTimeout only when nothing was sent."""
     message = describe(error)
-    if isinstance(error, aiohttp.ConnectionTimeoutError):
+    if isinstance(error, aiohttp.ConnectionTimeoutError):  # also the wait for a free connection
         return httpx.ConnectTimeout(message, request=request)
     if isinstance(error, aiohttp.SocketTimeoutError | asyncio.TimeoutError):
         return httpx.ReadTimeout(message, request=request)
@@ -52,77 +61,62 @@ def _as_httpx_error(error: BaseException, request: httpx.Request) -> httpx.Trans
     return httpx.ReadError(message, request=request)
 
 
-def client_timeout(*, connect: float | None, read: float | None, pool: float | None) -> aiohttp.ClientTimeout:
-    """httpx's kinds of timeout in aiohttp's terms (waiting for a free connection counts as connecting)."""
-    return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read,
-                                 connect=None if connect is None or pool is None else connect + pool)
+def _reraised(error: Exception, request: httpx.Request) -> Exception:
+    """`error` with its httpx class and message chosen from the aiohttp error under it (others unchanged)."""
+    cause = error if isinstance(error, aiohttp.ClientError | asyncio.TimeoutError) else error.__cause__
+    if isinstance(cause, aiohttp.ClientError | asyncio.TimeoutError):
+        return as_httpx_error(cause, request)
+    return error
 
 
-def _timeout(request: httpx.Request) -> aiohttp.ClientTimeout:
-    """The request's own timeouts, as httpx set them."""
-    timeouts = request.extensions.get("timeout", {})
-    return client_timeout(connect=timeouts.get("connect"), read=timeouts.get("read"), pool=timeouts.get("pool"))
+#: what the library raises: httpx's errors (mapped by it) and aiohttp's (not mapped)
+_FAILURES = (httpx.TransportError, aiohttp.ClientError, asyncio.TimeoutError)
 
 
-class _ResponseStream(httpx.AsyncByteStream):
-    """An aiohttp response body as httpx reads it; closing it hands the connection back (or drops it)."""
+class _Body(httpx.AsyncByteStream):
+    """A response body whose read errors are chosen as the transport's are."""
 
-    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
-        self._response = response
+    def __init__(self, stream: httpx.AsyncByteStream, request: httpx.Request) -> None:
+        self._stream = stream
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
-            async for chunk in self._response.content.iter_chunked(_CHUNK):
+            async for chunk in self._stream:
                 yield chunk
-        except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-            raise _as_httpx_error(error, self._request) from error
+        except _FAILURES as error:
+            raise _reraised(error, self._request) from error
 
     async def aclose(self) -> None:
-        if self._response.content.at_eof():
-            self._response.release()  # read to the end: the connection can serve the next request
-        else:
-            self._response.close()  # unread bytes would corrupt the next response on this connection
+        await self._stream.aclose()
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
-    """httpx.AsyncBaseTransport over an aiohttp ClientSession, opened on first use and again after aclose().
+    """httpx-aiohttp's transport over a session of `client_session`, with the error mapping above.
 
-    It keeps at most limits.max_connections open, idle ones for limits.keepalive_expiry.
+    It keeps at most limits.max_connections open, idle ones for limits.keepalive_expiry. Like the
+    library's, it is used by one client: closing it closes its connections for good.
     """
 
     def __init__(self, limits: httpx.Limits = httpx.Limits()) -> None:
         self._limits = limits
-        self._session: aiohttp.ClientSession | None = None
+        self._inner = httpx_aiohttp.AiohttpTransport(limits=limits, client=self._session)
 
-    def _open_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            # httpx sets the headers, keeps the cookies and decodes the content: aiohttp passes all through
-            self._session = client_session(self._limits.max_connections or 0,
-                                           keepalive_s=self._limits.keepalive_expiry or 15.0,
-                                           auto_decompress=False, skip_auto_headers=("User-Agent", "Content-Type"))
-        return self._session
+    def _session(self) -> aiohttp.ClientSession:
+        # made on the first request, inside the running loop; httpx keeps the cookies, so aiohttp keeps none
+        return client_session(self._limits.max_connections or 0, keepalive_s=self._limits.keepalive_expiry or 15.0)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.headers.raw
-                   if name.lower() not in _BODY_FRAMING]
         try:
-            response = await self._open_session().request(
-                request.method, URL(str(request.url), encoded=True), data=body or None, headers=headers,
-                allow_redirects=False, timeout=_timeout(request))
-        except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-            raise _as_httpx_error(error, request) from error
-        return httpx.Response(response.status, headers=list(response.raw_headers),
-                              stream=_ResponseStream(response, request),
-                              extensions={"http_version": b"HTTP/1.1",
-                                          "reason_phrase": (response.reason or "").encode("latin-1")})
+            response = await self._inner.handle_async_request(request)
+        except _FAILURES as error:
+            raise _reraised(error, request) from error
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        return httpx.Response(response.status_code, headers=response.headers.raw,
+                              stream=_Body(response.stream, request), extensions=response.extensions)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._inner.aclose()
 
     def __repr__(self) -> str:
         return f"AiohttpTransport(max_connections={self._limits.max_connections})"
-

@@ -20,8 +20,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.aiart import AiartClient
-from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
 from bot.aiart.client import RetryPolicy
+from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
 from bot.aiart.models import TaskState
 from bot.images import ImageRejected, PreparedImage, prepare
 from bot.jobs.handoff import ImageHandoff

@@ -26,8 +26,16 @@ from bot.sandbox.operations import OPERATIONS, SandboxOperation
 from bot.sandbox.payloads import PayloadError, TaskSpec
 from bot.sandbox.ratelimit import TokenBucket, retry_after_header
 from bot.sandbox.responses import envelope, error_response, task_data
-from bot.sandbox.state import (BUSINESS_ID, CONTENT_TYPES, RECORDED_BODY_LIMIT, HeaderDict, ReceivedRequest,
-                               SandboxState, StoredFile, now_ms)
+from bot.sandbox.state import (
+    BUSINESS_ID,
+    CONTENT_TYPES,
+    RECORDED_BODY_LIMIT,
+    HeaderDict,
+    ReceivedRequest,
+    SandboxState,
+    StoredFile,
+    now_ms,
+)
 
 logger = logging.getLogger("bot.sandbox")
 

@@ -12,8 +12,6 @@ from alembic.config import Config
 from sqlalchemy import URL, Connection, event, make_url, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from bot.store.sqlite_driver import one_trip_dbapi
-
 #: shipped inside the package, so an installed wheel migrates as a checkout does
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -48,11 +46,11 @@ def create_engine(url: str | URL) -> AsyncEngine:
 
 
 def _create_sqlite_engine(url: URL) -> AsyncEngine:
-    """SQLite with WAL, a busy timeout, foreign keys, BEGIN IMMEDIATE, and one thread trip per statement."""
+    """SQLite (aiosqlite) with WAL, a busy timeout, foreign keys and BEGIN IMMEDIATE."""
     database = url.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, module=one_trip_dbapi())
+    engine = create_async_engine(url)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

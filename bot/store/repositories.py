@@ -13,14 +13,14 @@ from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
-    Integer,
-    Select,
-    Update,
-    bindparam,
     CursorResult,
+    Integer,
     RowMapping,
+    Select,
     Table,
+    Update,
     and_,
+    bindparam,
     case,
     func,
     or_,

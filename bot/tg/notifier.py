@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
 
 from telegram import Bot, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
@@ -16,6 +15,7 @@ from bot.operations.catalogue import Operation, ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.inputs import MAX_DOWNLOAD_BYTES
+from bot.tg.ratelimit import retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -27,12 +27,6 @@ ALBUM_MAX = 10
 #: an input download may wait this long in total for Telegram's retry_after before the job is rescheduled
 INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
-
-
-def retry_seconds(error: RetryAfter) -> float:
-    """RetryAfter's wait in seconds (PTB gives an int or a timedelta)."""
-    value = error._retry_after  # the public property warns about its changing type
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 def fits_photo(data: bytes) -> bool:

@@ -23,6 +23,7 @@ import contextlib
 import logging
 import math
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
+from telegram.warnings import PTBDeprecationWarning
 
 log = logging.getLogger(__name__)
 
@@ -184,8 +186,16 @@ def is_group_chat(chat_id: object) -> bool:
     return isinstance(chat_id, int) and chat_id < 0
 
 
-def _retry_seconds(error: RetryAfter) -> float:
-    value = error._retry_after  # the public property warns about its changing type
+def retry_seconds(error: RetryAfter) -> float:
+    """RetryAfter's wait in seconds, read through its public property.
+
+    PTB 22 returns an int by default, with a PTBDeprecationWarning announcing the change to a timedelta,
+    and a timedelta when PTB_TIMEDELTA is set; both are read here, and the announcement is silenced only
+    around this one read.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = error.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
@@ -225,7 +235,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as error:
-                wait = _retry_seconds(error)
+                wait = retry_seconds(error)
                 until = self._clock() + wait
                 chat.budget.paused_until = max(chat.budget.paused_until, until)
                 self._overall.paused_until = max(self._overall.paused_until, until)

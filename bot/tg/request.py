@@ -8,7 +8,6 @@ parameters straight to aiohttp's client, which the bot already uses for its HTTP
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import urlencode
 
 import aiohttp
@@ -16,7 +15,6 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 from bot.transport import client_session, client_timeout, describe
-
 
 #: a timeout the caller left out (BaseRequest.DEFAULT_NONE) or gave
 Timeout = float | None | object
@@ -87,7 +85,7 @@ class AiohttpRequest(BaseRequest):
             async with self._session.request(method, url, data=data, timeout=timeout, allow_redirects=False,
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 return response.status, await response.read()
-        except asyncio.TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
+        except TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
             raise TimedOut(f"aiohttp.{describe(error)}") from error
         except aiohttp.ClientError as error:
             raise NetworkError(f"aiohttp.{describe(error)}") from error

@@ -51,7 +51,7 @@ async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bo
     assert await stored_jobs(settings) == 1  # one job, not two
     assert telegram.pending_updates == 0  # taken, and confirmed
     acknowledgements = [call for call in telegram.calls if call.method == "setMessageReaction"
-                        or call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳")]
+                        or (call.method == "sendMessage" and str(call.params.get("text", "")).startswith("⏳"))]
     assert len(acknowledgements) == 1
     assert len(media(telegram, alice_chat.id)) == 1
 

@@ -187,7 +187,7 @@ def _parse_markdown(text: str, *, v2: bool) -> tuple[str, list[dict[str, Any]] |
         code = stack[-1] if stack and stack[-1].type in ("code", "pre") else None
         if text[i] == "\\" and (v2 or (i + 1 < len(text) and text[i + 1] in "*_`[")):
             if i + 1 >= len(text):
-                raise _cant_parse(f"Character '\\' is reserved and must be escaped with the preceding '\\'")
+                raise _cant_parse("Character '\\' is reserved and must be escaped with the preceding '\\'")
             out.add(text[i + 1])
             i += 2
         elif code is not None:

@@ -98,12 +98,12 @@ def private_chat(user: User) -> Chat:
     return Chat(id=user.id, type="private", first_name=user.first_name, username=user.username)
 
 
-def group(id: int, title: str = "Test group", *, supergroup: bool = True) -> Chat:  # noqa: A002
+def group(id: int, title: str = "Test group", *, supergroup: bool = True) -> Chat:
     """A group chat; supergroups have ids below -100_0000000000 in Telegram, tests pick any negative."""
     return Chat(id=id, type="supergroup" if supergroup else "group", title=title)
 
 
-def channel(id: int, title: str = "Test channel") -> Chat:  # noqa: A002
+def channel(id: int, title: str = "Test channel") -> Chat:
     """A channel chat for channel_posts."""
     return Chat(id=id, type="channel", title=title)
 

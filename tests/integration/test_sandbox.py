@@ -12,7 +12,6 @@ import socket
 import struct
 import time
 import zlib
-from tests.fakes import samples
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from PIL import Image
 
 from bot.sandbox import FaultConfig, Sandbox, SandboxConfig, serve
 from bot.sandbox.faults import FaultInjector
+from tests.fakes import samples
 
 API_KEY = "test-sandbox-key"
 FAST = 0.05

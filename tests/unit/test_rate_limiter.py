@@ -9,8 +9,8 @@ import pytest
 from telegram.error import RetryAfter
 from telegram.ext import ExtBot
 
-from bot.tg.ratelimit import CallWindow, Limit, TelegramRateLimiter, TokenBucket, is_flood_call, is_group_chat
 from bot.tg.notifier import retry_seconds
+from bot.tg.ratelimit import CallWindow, Limit, TelegramRateLimiter, TokenBucket, is_flood_call, is_group_chat
 from tests.fakes.telegram import FakeTelegram, User, group, private_chat
 
 
