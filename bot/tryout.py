@@ -18,6 +18,7 @@ from bot.operations.catalogue import ArgumentError, InputImage, Operation, Style
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
 
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add `try` and one sub-command per operation, with the options its catalogue entry declares."""
     catalogue = build_catalogue(load_catalogue())

@@ -13,7 +13,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, urlsplit

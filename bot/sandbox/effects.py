@@ -11,6 +11,7 @@ import colorsys
 import hashlib
 import io
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageFont, ImageOps, ImageStat

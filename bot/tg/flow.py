@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -41,7 +40,7 @@ class PendingInputs:
     started: datetime | None = None
     #: set while the rest of an album is collected: only its items are taken, and quiet time closes it
     album_id: str | None = None
-    last_item_at: float = 0.0
+    album_item: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
@@ -225,7 +224,7 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
         if message.media_group_id != pending.album_id:
             return False
         pending.file_ids.extend(image.file_id for image in images)
-        pending.last_item_at = time.monotonic()
+        pending.album_item.set()
         return True
     pending.file_ids.extend(image.file_id for image in images)
     if len(pending.file_ids) < operation.images:
@@ -244,8 +243,7 @@ def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args
     """Take the rest of the album `source` belongs to, then queue the job once no item came for a moment."""
     user_id = source.from_user.id if source.from_user else 0
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
-                            started=deps(context).clock(), album_id=source.media_group_id,
-                            last_item_at=time.monotonic())
+                            started=deps(context).clock(), album_id=source.media_group_id)
     _pending(context)[user_id] = pending
     context.application.create_task(_queue_album_when_complete(context, user_id, pending),
                                     name=f"album-{source.media_group_id}")
@@ -253,8 +251,12 @@ def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args
 
 async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id: int,
                                      pending: PendingInputs) -> None:
-    while (wait := pending.last_item_at + ALBUM_QUIET_S - time.monotonic()) > 0:
-        await asyncio.sleep(wait)
+    while True:  # until no item came for ALBUM_QUIET_S
+        try:
+            await asyncio.wait_for(pending.album_item.wait(), ALBUM_QUIET_S)
+        except TimeoutError:
+            break
+        pending.album_item.clear()
     if _pending(context).get(user_id) is not pending:
         return  # replaced or cancelled meanwhile
     del _pending(context)[user_id]

@@ -14,7 +14,6 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from bot.aiart import models as api
 from bot.aiart import (
     AiartClient,
     APIError,
@@ -32,6 +31,7 @@ from bot.aiart import (
     parse_retry_after,
     public_result_url,
 )
+from bot.aiart import models as api
 
 KEY = "sk-unit-test-secret-4242"
 BASE = "https://api.example.test/"

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from bot.aiart import models as api
 from bot.aiart import AiartClient
+from bot.aiart import models as api
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import APIError
 from bot.images import PreparedImage, prepare

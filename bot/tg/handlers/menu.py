@@ -12,7 +12,16 @@ from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
 from bot.tg.context import deps
-from bot.tg.flow import continue_pending, refuse, reply, show, start_operation, still_waiting, take_expired, wait_for_more
+from bot.tg.flow import (
+    continue_pending,
+    refuse,
+    reply,
+    show,
+    start_operation,
+    still_waiting,
+    take_expired,
+    wait_for_more,
+)
 from bot.tg.inputs import message_images, own_images, problem_with
 
 USED_MENUS_KEY = "used_menus"
