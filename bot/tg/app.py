@@ -14,6 +14,7 @@ from bot.tg.context import DEPS_KEY, Deps
 from bot.tg.handlers import admin, help, jobs, messages, operations
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
+from bot.tg.intake import FLOOD_NOTICE_KEY
 from bot.tg.notifier import TelegramNotifier
 from bot.tg.ratelimit import TelegramRateLimiter
 from bot.tg.request import AiohttpRequest
@@ -52,6 +53,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     router = build_router(deps.operations)
     application.bot_data[DEPS_KEY] = deps
     application.bot_data[messages.ROUTER_KEY] = router
+    application.bot_data[FLOOD_NOTICE_KEY] = lambda update: messages.send_flood_notice(application, update)
     application.add_handler(TypeHandler(Update, messages.check_access), group=-1)
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
@@ -14,6 +15,9 @@ from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
 
 DEPS_KEY = "deps"
+#: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
+ANONYMOUS_ADMIN_ID = 1087968824
+CHANNEL_SENDER_ID = 136817688
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,23 @@ class Deps:
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
     """The dependencies stored at start-up."""
     return context.application.bot_data[DEPS_KEY]
+
+
+def sender_id(message: Message | None) -> int | None:
+    """Who sent a message, for quotas, pending requests and allowlists: its sender chat when it has one.
+
+    Anonymous group admins all arrive as one user (GroupAnonymousBot), and everyone posting as a
+    channel as another; the chat they speak for (`sender_chat`) is what tells them apart.
+    """
+    if message is None:
+        return None
+    if message.sender_chat is not None:
+        return message.sender_chat.id
+    return message.from_user.id if message.from_user else None
+
+
+def update_sender_id(update: Update) -> int | None:
+    """Who sent an update: a button's presser (presses are never anonymous) or the message's sender."""
+    if update.callback_query is not None:
+        return update.callback_query.from_user.id
+    return sender_id(update.effective_message)

@@ -14,12 +14,15 @@ from telegram.ext import ContextTypes
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
-from bot.tg.context import deps
+from bot.tg.context import deps, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
 log = logging.getLogger(__name__)
 
 PENDING_KEY = "pending"
+PICKER_IMAGES_KEY = "picker_images"
+#: style pickers per chat whose images are remembered (Telegram does not nest reply_to_message)
+PICKERS_KEPT = 200
 PENDING_FOR = timedelta(minutes=10)
 #: operations expected to finish within this many seconds are acknowledged with a reaction
 QUICK_JOB_S = 10.0
@@ -44,10 +47,15 @@ class PendingInputs:
 
 
 def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
-    chat, user = source.chat, source.from_user
+    # an anonymous admin or a channel is its sender chat: quotas count per sender chat, not per shared bot user
+    chat, user, sender_chat = source.chat, source.from_user, source.sender_chat
+    if sender_chat is not None:
+        username, first_name = sender_chat.username, sender_chat.title
+    else:
+        username, first_name = (user.username, user.first_name) if user else (None, None)
     return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title,
-                      user_id=user.id if user else None, username=user.username if user else None,
-                      first_name=user.first_name if user else None, reply_to_message_id=source.message_id,
+                      user_id=sender_id(source), username=username,
+                      first_name=first_name, reply_to_message_id=source.message_id,
                       operation=operation.name, args=args, inputs=inputs)
 
 
@@ -95,7 +103,9 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         args = operation.parse(args_text)
     except StyleMissing:
         group = d.styles.group(operation.style_group)
-        await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
+        picker = await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
+        if picker is not None and images:
+            remember_picker_images(context, picker.message_id, images)
         return
     except ArgumentError as error:
         await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
@@ -166,7 +176,7 @@ def _pending(context: ContextTypes.DEFAULT_TYPE) -> dict[int, PendingInputs]:
 async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput], *, editable: Message | None = None) -> None:
     """Remember a two-image request and ask for what is missing (albums bring the rest by themselves)."""
-    user_id = source.from_user.id if source.from_user else 0
+    user_id = sender_id(source) or 0
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock())
     _pending(context)[user_id] = pending
@@ -209,7 +219,7 @@ def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | Non
 
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
     """Add an image to this user's waiting two-image request; True when the message was used."""
-    user_id = message.from_user.id if message.from_user else 0
+    user_id = sender_id(message) or 0
     pending = _pending(context).get(user_id)
     if pending is None or _expired(context, pending):
         return False
@@ -271,3 +281,17 @@ async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id
 def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> bool:
     """Forget a user's waiting two-image request; True if there was one."""
     return _pending(context).pop(user_id, None) is not None
+
+
+def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, picker_id: int, images: list[FileInput]) -> None:
+    """Keep the images a style picker was shown for: when its button is pressed, the picker's
+    reply_to_message (the user's command) comes without the photo that command replied to."""
+    kept: dict[int, list[FileInput]] = context.chat_data.setdefault(PICKER_IMAGES_KEY, {})
+    kept[picker_id] = list(images)
+    while len(kept) > PICKERS_KEPT:
+        del kept[next(iter(kept))]
+
+
+def picker_images(context: ContextTypes.DEFAULT_TYPE, picker_id: int) -> list[FileInput]:
+    """The images remembered for a style picker (none after a restart, or for a picker without images)."""
+    return list(context.chat_data.get(PICKER_IMAGES_KEY, {}).get(picker_id, []))

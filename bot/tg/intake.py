@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from telegram import Message, Update
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
+from bot.tg.context import update_sender_id
 from bot.tg.notifier import retry_seconds
+from bot.tg.ratelimit import ON_WAIT
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +23,18 @@ log = logging.getLogger(__name__)
 FETCH_LIMIT = 100
 #: after a fetch that brought nothing new, the longest wait for a handler to finish before fetching again
 REFETCH_WAIT_S = 0.5
+#: updates one chat may hold (being handled or waiting for its turn); beyond that they are dropped
+CHAT_SHARE = 10
+#: updates one sender (a user, or an anonymous sender's chat) may hold across all chats
+SENDER_SHARE = 20
+#: a chat with an update dropped less than this long ago is still in the same flood: no second notice
+FLOOD_QUIET_S = 60.0
+#: chats remembered as flooding before those quiet for FLOOD_QUIET_S are forgotten
+_FLOODS_KEPT = 1024
+
+FloodNotice = Callable[[Update], Awaitable[None]]
+#: where the application keeps its FloodNotice when the intake is not given one
+FLOOD_NOTICE_KEY = "flood_notice"
 
 
 @dataclass
@@ -30,6 +45,44 @@ class _Lane:
     in_flight: int = 0
 
 
+class _Slot:
+    """One handler slot of the shared semaphore, which a handler gives back while it waits on a chat's flood limit."""
+
+    def __init__(self, slots: asyncio.Semaphore, detach: Callable[[], None]) -> None:
+        self._slots = slots
+        self._detach = detach
+        self._held = False
+        self._owner: asyncio.Task[object] | None = None
+
+    async def __aenter__(self) -> None:
+        await self._slots.acquire()
+        self._held = True
+        self._owner = asyncio.current_task()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._give_back()
+
+    def _give_back(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
+
+    @contextlib.asynccontextmanager
+    async def waiting(self) -> AsyncIterator[None]:
+        """While the handler waits to post in a chat over its flood limit (set as ON_WAIT): let the update
+        be confirmed, and free the slot and the chat's turn."""
+        if asyncio.current_task() is not self._owner or not self._held:
+            yield  # a task the handler started inherits ON_WAIT, but the slot and the update are not its own
+            return
+        self._detach()
+        self._give_back()
+        try:
+            yield
+        finally:
+            await self._slots.acquire()  # cancelled here, the slot stays given back: nothing to release
+            self._held = True
+
+
 class UpdateIntake:
     """Long polling that confirms an update to Telegram only once its handlers have run.
 
@@ -38,10 +91,21 @@ class UpdateIntake:
     so after a crash Telegram sends it again; an update sent again that had already queued a job is
     skipped. Each chat's updates are handled in order in the chat's own lane, and the lanes share
     `concurrency` handler slots, so a chat that floods the bot holds one slot, not all of them.
+
+    Fair under flood: a getUpdates answer shows at most 100 updates above the offset, so whatever the
+    intake holds unconfirmed hides what comes after it. One chat may hold CHAT_SHARE updates and one
+    sender SENDER_SHARE; an update beyond its share is dropped (confirmed unhandled, as if handled),
+    and the chat gets one `flood_notice` per flood. A handler that must wait for its chat's flood
+    limit (about one message a second) detaches (ON_WAIT): its update is confirmed, its slot and
+    its chat's turn freed while it waits (the limiter keeps the chat's posts in order), and it
+    finishes in the background, still counted in its chat's share. So
+    a chat waiting to be answered holds its own lane, never the offset or the slots others need; the
+    price is that a crash in that wait loses what the detached handler had still to do.
     """
 
     def __init__(self, application: Application, already_queued: Callable[[int, int], Awaitable[bool]], *,
-                 allowed_updates: list[str], grace: float, concurrency: int = 16, poll_timeout: int = 10) -> None:
+                 allowed_updates: list[str], grace: float, concurrency: int = 16, poll_timeout: int = 10,
+                 flood_notice: FloodNotice | None = None) -> None:
         self._application = application
         self._already_queued = already_queued
         self._allowed = allowed_updates
@@ -50,6 +114,7 @@ class UpdateIntake:
         self._poll_timeout = poll_timeout
         self._grace = grace
         self._handling: dict[int, asyncio.Task[None]] = {}
+        self._detached: dict[int, asyncio.Task[None]] = {}  # confirmed, but the handler waits to post
         self._handled: set[int] = set()  # done, but not confirmed while an older one is still handled
         self._lanes: dict[int, _Lane] = {}  # only chats with an update in flight
         self._highest: int | None = None
@@ -57,6 +122,13 @@ class UpdateIntake:
         self._redelivered_up_to: int | None = None
         self._first_fetch = True
         self._progress = asyncio.Event()
+        self._senders: dict[int, int] = {}  # sender -> updates held, only senders with some
+        self._floods: dict[int, float] = {}  # chat -> when an update of it was last dropped
+        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._notices: set[asyncio.Task[None]] = set()
+        self._clock = time.monotonic
+        #: updates dropped because their chat or sender had used its share
+        self.dropped = 0
 
     @property
     def offset(self) -> int | None:
@@ -147,27 +219,89 @@ class UpdateIntake:
             return
         chat = update.effective_chat
         chat_id = None if chat is None else chat.id
+        sender = update_sender_id(update)
+        lane = self._lanes.get(chat_id) if chat_id is not None else None
+        if (lane is not None and lane.in_flight >= CHAT_SHARE) or (
+                sender is not None and self._senders.get(sender, 0) >= SENDER_SHARE):
+            self._drop(update, chat_id)
+            return
         if chat_id is not None:
             # joined here, not in the task, so the lanes count it before the loop decides on the next fetch
             self._lanes.setdefault(chat_id, _Lane()).in_flight += 1
-        self._handling[update.update_id] = asyncio.create_task(self._handle(update, chat_id))
+        if sender is not None:
+            self._senders[sender] = self._senders.get(sender, 0) + 1
+        self._handling[update.update_id] = asyncio.create_task(self._handle(update, chat_id, sender))
 
-    async def _handle(self, update: Update, chat_id: int | None) -> None:
-        lane = None if chat_id is None else self._lanes[chat_id]
+    def _drop(self, update: Update, chat_id: int | None) -> None:
+        """Confirm an update beyond its chat's or sender's share unhandled; tell the chat once per flood."""
+        self.dropped += 1
+        self._handled.add(update.update_id)
+        if chat_id is None:
+            return
+        now = self._clock()
+        last = self._floods.get(chat_id)
+        self._floods[chat_id] = now
+        if len(self._floods) > _FLOODS_KEPT:
+            self._floods = {chat: at for chat, at in self._floods.items() if now - at < FLOOD_QUIET_S}
+        if last is not None and now - last < FLOOD_QUIET_S:
+            return
+        log.warning("chat %s is flooding the bot: dropping its updates beyond %d at once", chat_id, CHAT_SHARE)
+        if self._flood_notice is not None:
+            # in a task of its own: the notice waits for the chat's flood limit like any message
+            task = asyncio.create_task(self._notify(update))
+            self._notices.add(task)
+            task.add_done_callback(self._notices.discard)
+
+    async def _notify(self, update: Update) -> None:
         try:
-            # tasks take their first step in creation order, so the lane's lock serves its chat in arrival order
-            async with lane.turn if lane is not None else contextlib.nullcontext():
-                async with self._slots:
-                    await self._application.process_update(update)
+            await self._flood_notice(update)
+        except Exception:  # a notice is a courtesy
+            log.warning("could not send a flood notice for update %s", update.update_id, exc_info=True)
+
+    async def _handle(self, update: Update, chat_id: int | None, sender: int | None) -> None:
+        lane = None if chat_id is None else self._lanes[chat_id]
+        holds_turn = False
+
+        def detach() -> None:
+            nonlocal holds_turn
+            self._detach(update.update_id)
+            if holds_turn:  # the chat's next update may start; the rate limiter keeps the posts in order
+                holds_turn = False
+                lane.turn.release()
+
+        try:
+            if lane is not None:
+                # tasks take their first step in creation order, so the lane's lock serves its chat in arrival order
+                await lane.turn.acquire()
+                holds_turn = True
+            slot = _Slot(self._slots, detach)
+            async with slot:
+                ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
+                await self._application.process_update(update)
         except Exception:  # PTB's error handler saw handler errors already; this is a last resort
             log.exception("update %s could not be handled", update.update_id)
         finally:
+            if holds_turn:
+                lane.turn.release()
             if chat_id is not None and lane is not None:
                 lane.in_flight -= 1
                 if lane.in_flight == 0:
                     del self._lanes[chat_id]  # no state is kept for a chat with nothing in flight
-            self._handling.pop(update.update_id, None)
-            self._handled.add(update.update_id)
+            if sender is not None:
+                self._senders[sender] -= 1
+                if self._senders[sender] == 0:
+                    del self._senders[sender]
+            if self._detached.pop(update.update_id, None) is None:
+                self._handling.pop(update.update_id, None)
+                self._handled.add(update.update_id)
+                self._progress.set()
+
+    def _detach(self, update_id: int) -> None:
+        """Count an update as handled while its handler waits to post: the offset may move past it."""
+        task = self._handling.pop(update_id, None)
+        if task is not None:
+            self._detached[update_id] = task
+            self._handled.add(update_id)
             self._progress.set()
 
     async def _queued_before(self, update: Update) -> bool:
@@ -185,16 +319,23 @@ class UpdateIntake:
 
     async def _finish(self) -> None:
         """Give handlers the grace period, then confirm what was handled and cancel the rest."""
-        if self._handling:
-            await asyncio.wait(list(self._handling.values()), timeout=self._grace)
+        if self._handling or self._detached:
+            await asyncio.wait([*self._handling.values(), *self._detached.values()], timeout=self._grace)
         offset = self.offset  # computed before cancelling: cancelled updates stay unconfirmed
         unfinished = list(self._handling.values())
-        for task in unfinished:
+        detached = list(self._detached.values())
+        for task in unfinished + detached:
             task.cancel()
-        await asyncio.gather(*unfinished, return_exceptions=True)
+        await asyncio.gather(*unfinished, *detached, return_exceptions=True)
         if unfinished:
             log.warning("%d update(s) still being handled were cancelled; Telegram will send them again",
                         len(unfinished))
+        if detached:
+            log.warning("%d answer(s) still waiting for their chat's flood limit were not sent", len(detached))
+        notices = list(self._notices)
+        for task in notices:
+            task.cancel()
+        await asyncio.gather(*notices, return_exceptions=True)
         if offset is None:
             return
         try:

@@ -14,6 +14,10 @@ limiter never causes a 429 by itself, and costs only the request's latency. A 42
 is retried. A call that would wait longer than `max_wait` for its chat (a busy group has room for
 20 a minute) is not held: it fails at once with RetryAfter, like a 429 that never reached Telegram,
 so the worker reschedules the delivery and its slot goes to other chats.
+
+A call that has to wait for its chat's budget runs inside ON_WAIT's context manager when the caller
+set one: the update intake sets it, so a handler waiting to post in a chat over its limit holds
+neither a handler slot nor the getUpdates offset that other chats need.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
@@ -41,6 +47,9 @@ _FLOOD_PREFIXES = ("send", "edit", "copy", "forward", "delete")
 _FLOOD_METHODS = frozenset({"setMessageReaction", "pinChatMessage", "unpinChatMessage", "stopPoll"})
 #: chats whose budgets are checked for being idle once this many are known
 _FORGET_AFTER = 1024
+
+#: set by the caller's task: what to hold while a call waits for its chat's budget (see the module docstring)
+ON_WAIT: ContextVar[Callable[[], AbstractAsyncContextManager[None]] | None] = ContextVar("ON_WAIT", default=None)
 
 
 @dataclass(frozen=True)
@@ -228,6 +237,18 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         if not is_flood_call(endpoint, data):
             return await callback(*args, **kwargs)
         chat = self._chat(data["chat_id"])
+        on_wait = ON_WAIT.get()
+        if on_wait is None or self._free_now(chat):
+            return await self._send(chat, callback, args, kwargs, endpoint, rate_limit_args)
+        async with on_wait():
+            return await self._send(chat, callback, args, kwargs, endpoint, rate_limit_args)
+
+    def _free_now(self, chat: _ChatBudget) -> bool:
+        now = self._clock()
+        return not chat.turn.locked() and chat.budget.free_at(now) == now and self._overall.free_at(now) == now
+
+    async def _send(self, chat: _ChatBudget, callback: Callable[..., Coroutine[Any, Any, Any]], args: Any,
+                    kwargs: dict[str, Any], endpoint: str, rate_limit_args: int | None) -> Any:
         retries = self._max_retries if rate_limit_args is None else rate_limit_args
         attempt = 0
         while True:

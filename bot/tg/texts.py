@@ -137,3 +137,7 @@ def caption(text: str) -> str:
 
 def balance_text(total: int, remaining: int) -> str:
     return f"Service credits: {remaining} of {total} left."
+
+# --- fair use under flood (issue #15) ---
+FLOOD_NOTICE = ("That's a lot of messages at once: I skipped some of them so everyone else gets answered too. "
+                "Send what you need again in a moment, a few at a time.")

@@ -17,7 +17,7 @@ from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, RunningBot
 from tests.e2e.helpers import media, texts, wait_acknowledged, wait_media, wait_text
 from tests.fakes import samples
-from tests.fakes.telegram import FakeTelegram, User, private_chat
+from tests.fakes.telegram import FakeTelegram, TgFaults, User, private_chat
 
 CAROL = User(1003, "Carol", username="carol")  # on the allowlist
 DAVE = User(1004, "Dave", username="dave")  # a stranger
@@ -187,5 +187,49 @@ async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, 
         print(f"other chat served in {bob_waited:.1f} s, with {alice_done} of the flood's {FLOOD} results sent")
         assert alice_done < FLOOD // 2, f"{alice_done} of the flood's results went out first"
         assert bob_waited < 10, f"the other chat waited {bob_waited:.1f} s"
+    finally:
+        await running.stop()
+
+
+@pytest.mark.parametrize("failure", ["server error", "query too old"])
+async def test_a_refused_button_press_stops_even_when_answering_it_fails(settings, telegram, failure):
+    # Dave used the bot before the allowlist: he still has a photo menu from then
+    running = await started(settings, telegram)
+    dave = private_chat(DAVE)
+    try:
+        telegram.user_sends(dave, DAVE, photo=samples.jpeg(120, 80))
+        await wait_text(telegram, dave.id, bot_texts.MENU_PROMPT)
+    finally:
+        await running.stop()
+    menu = next(m for m in telegram.sent(dave.id) if m.reply_markup)
+    if failure == "server error":
+        telegram.faults = TgFaults(rate=1.0, kinds=("500",), methods=frozenset({"answerCallbackQuery"}))
+    running = await started(settings, telegram, bot_allowed_users=frozenset({CAROL.id}))
+    try:
+        query = telegram.user_presses(dave, DAVE, menu.message_id, "op:upscale:2")
+        if failure == "query too old":
+            del telegram._state.callback_queries[query]  # Telegram forgets a query after a while
+        await telegram.wait_for(lambda: any(call.method == "answerCallbackQuery" for call in telegram.calls))
+        await asyncio.sleep(QUIET_WAIT)
+        assert not any(call.ok for call in telegram.calls if call.method == "answerCallbackQuery")
+        assert media(telegram, dave.id) == [] and await jobs_of(settings, DAVE.id) == []
+        assert telegram.file_downloads == 0
+    finally:
+        telegram.faults = None
+        await running.stop()
+
+
+async def test_a_refused_user_who_floods_is_told_once(settings, telegram):
+    running = await started(settings, telegram, bot_allowed_users=frozenset({CAROL.id}))
+    dave = private_chat(DAVE)
+    try:
+        for index in range(30):
+            telegram.user_sends(dave, DAVE, text=f"/help {index}")
+        await wait_text(telegram, dave.id, "private")
+        telegram.user_sends(private_chat(CAROL), CAROL, text="/help")
+        await wait_text(telegram, CAROL.id, "Commands:")
+        await asyncio.sleep(QUIET_WAIT)
+        assert texts(telegram, dave.id) == [bot_texts.NOT_ALLOWED]
+        assert telegram.pending_updates == 0
     finally:
         await running.stop()

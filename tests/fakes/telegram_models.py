@@ -218,6 +218,8 @@ class StoredMessage:
     deleted: bool = False
     from_bot: bool = False
     reactions: list[dict[str, Any]] = field(default_factory=list)
+    #: the chat a message was sent on behalf of (anonymous group admins, users posting as a channel)
+    sender_chat: Chat | None = None
 
     def to_dict(self, *, nested: bool = False) -> dict[str, Any]:
         """The Message object Telegram would return; `nested` drops the reply chain (shallow)."""
@@ -230,6 +232,8 @@ class StoredMessage:
             data["from"] = self.sender.to_dict()
         else:
             data["sender_chat"] = self.chat.to_dict()
+        if self.sender_chat is not None:
+            data["sender_chat"] = self.sender_chat.to_dict()
         for key in ("text", "entities", "caption", "caption_entities", "photo", "document",
                     "media_group_id", "edit_date"):
             value = getattr(self, key)

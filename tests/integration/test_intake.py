@@ -11,7 +11,7 @@ import pytest
 from telegram import Update
 from telegram.ext import Application, ContextTypes, TypeHandler
 
-from bot.tg.intake import UpdateIntake
+from bot.tg.intake import CHAT_SHARE, UpdateIntake
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
 ALLOWED = [Update.MESSAGE, Update.CALLBACK_QUERY]
@@ -86,19 +86,20 @@ async def test_each_chat_is_handled_in_arrival_order_one_update_at_a_time(fake):
         active[chat] -= 1
 
     users = USERS[:5]
-    for index in range(12):
+    for index in range(CHAT_SHARE):  # as many as a chat may have at once: none is dropped
         for user in users:
             fake.user_sends(private_chat(user), user, text=f"message {index}")
     async with Bench(fake, handler) as bench:
-        await fake.wait_for(lambda: sum(map(len, seen.values())) == 60, timeout=10)
+        await fake.wait_for(lambda: sum(map(len, seen.values())) == 5 * CHAT_SHARE, timeout=10)
         assert bench.intake.chats_in_flight == 0  # no state is kept for chats with nothing in flight
+        assert bench.intake.dropped == 0
     assert {chat: texts for chat, texts in seen.items()} == {
-        user.id: [f"message {index}" for index in range(12)] for user in users}
+        user.id: [f"message {index}" for index in range(CHAT_SHARE)] for user in users}
     assert set(most_at_once.values()) == {1}
     assert fake.pending_updates == 0
 
 
-async def test_a_flooding_chat_holds_one_slot_and_another_chat_is_still_read_and_handled(fake):
+async def test_a_flooding_chat_holds_one_slot_and_its_share_and_another_chat_is_still_read_and_handled(fake):
     release = asyncio.Event()
     handled: list[tuple[int, str]] = []
 
@@ -117,8 +118,11 @@ async def test_a_flooding_chat_holds_one_slot_and_another_chat_is_still_read_and
         await fake.wait_for(lambda: (other.id, "hello") in handled, timeout=5)
         assert handled == [(other.id, "hello")]
         release.set()
-        await fake.wait_for(lambda: len(handled) == 31, timeout=5)
-    assert [text for chat, text in handled if chat == flooder.id] == [f"flood {index}" for index in range(30)]
+        await fake.wait_for(lambda: len(handled) == 1 + CHAT_SHARE, timeout=5)
+        # beyond its share the flood was dropped (and confirmed), not held
+        assert bench.intake.dropped == 30 - CHAT_SHARE
+    assert [text for chat, text in handled if chat == flooder.id] == [f"flood {index}" for index in range(CHAT_SHARE)]
+    assert fake.pending_updates == 0
 
 
 async def test_many_chats_need_few_fetches_though_each_answer_repeats_the_held_updates(fake):

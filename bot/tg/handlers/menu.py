@@ -11,9 +11,10 @@ from telegram.ext import ContextTypes
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
-from bot.tg.context import deps
+from bot.tg.context import deps, sender_id
 from bot.tg.flow import (
     continue_pending,
+    picker_images,
     refuse,
     reply,
     show,
@@ -30,7 +31,7 @@ USED_MENUS_KEPT = 200
 
 
 def _user_id(message: Message) -> int:
-    return message.from_user.id if message.from_user else 0
+    return sender_id(message) or 0  # an anonymous admin or a channel is its sender chat
 
 
 def _joined(*parts: str | None) -> str:
@@ -139,5 +140,10 @@ async def _style_choice(context, operation, style: str, source: Message, menu: M
     # the picker replies to the user's own request: read its arguments again, with the style put first
     call = parse_command(source.text or source.caption, context.bot.username)
     typed = call.args if call and call.name == operation.name else ""
-    images = message_images(source) if operation.images else []
+    images = _style_images(context, source, menu) if operation.images else []
     await start_operation(context, operation, f"{style} {typed}".strip(), source, images, editable=menu)
+
+
+def _style_images(context, source: Message, menu: Message) -> list:
+    """The request's images: its own, or those the picker was shown for (a replied-to photo is not nested)."""
+    return message_images(source) or picker_images(context, menu.message_id)

@@ -3,31 +3,72 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ApplicationHandlerStop, ContextTypes
+from telegram.ext import Application, ApplicationHandlerStop, ContextTypes
 
 from bot.tg import texts
-from bot.tg.context import deps
+from bot.tg.context import DEPS_KEY, Deps, deps, update_sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
 ROUTER_KEY = "router"
+REFUSED_KEY = "refused"
+#: a refused sender is told the bot is private at most once in this many seconds
+REFUSE_EVERY_S = 600.0
+#: senders remembered as refused before the ones told long ago are forgotten
+_REFUSED_KEPT = 4096
+
+
+def _allowed(d: Deps, update: Update) -> bool:
+    chat = update.effective_chat
+    return d.access.allows(update_sender_id(update), chat.id if chat else None)
 
 
 async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Stop updates from users and chats outside the allowlists (answering in private chats only)."""
-    user, chat = update.effective_user, update.effective_chat
-    if deps(context).access.allows(user.id if user else None, chat.id if chat else None):
+    """Stop updates from users and chats outside the allowlists (answering in private chats only).
+
+    Fails closed: whatever the answer to the refused user does (a query too old to answer, a network
+    error), the update stops here; an exception would otherwise go to the error handler and let the
+    update run on to the normal handlers.
+    """
+    if _allowed(deps(context), update):
         return
-    if update.callback_query:
-        await update.callback_query.answer(texts.NOT_ALLOWED, show_alert=True)
-    elif chat and chat.type == ChatType.PRIVATE and update.effective_message:
-        await reply(update.effective_message, texts.NOT_ALLOWED)
+    chat = update.effective_chat
+    try:
+        if update.callback_query:
+            await update.callback_query.answer(texts.NOT_ALLOWED, show_alert=True)
+        elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
+            await reply(update.effective_message, texts.NOT_ALLOWED)
+    except Exception as error:
+        log.info("could not tell a refused user (%s)", type(error).__name__)
     raise ApplicationHandlerStop
+
+
+def _refusal_due(context: ContextTypes.DEFAULT_TYPE, update: Update) -> bool:
+    """Whether to tell this refused sender again (once per REFUSE_EVERY_S: a flood of them costs one reply)."""
+    told: dict[int | None, float] = context.bot_data.setdefault(REFUSED_KEY, {})
+    sender, now = update_sender_id(update), time.monotonic()
+    last = told.get(sender)
+    if last is not None and now - last < REFUSE_EVERY_S:
+        return False
+    told[sender] = now
+    if len(told) > _REFUSED_KEPT:
+        for key in [key for key, at in told.items() if now - at >= REFUSE_EVERY_S]:
+            del told[key]
+    return True
+
+
+async def send_flood_notice(application: Application, update: Update) -> None:
+    """Tell a flooding chat, once per flood, that some of its messages were skipped (not refused senders)."""
+    chat = update.effective_chat
+    if chat is None or chat.type == ChatType.CHANNEL or not _allowed(application.bot_data[DEPS_KEY], update):
+        return
+    await application.bot.send_message(chat.id, texts.FLOOD_NOTICE)
 
 
 async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

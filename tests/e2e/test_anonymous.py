@@ -1,0 +1,92 @@
+"""Anonymous group admins and members posting as a channel: each sender chat is its own sender.
+
+Telegram gives them all one shared user id in `from`; the bot counts quotas and keeps two-photo
+requests per `sender_chat`, so one of them can neither use up the others' quota nor finish their face swap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import select
+
+from bot.store import create_engine, session_factory
+from bot.store.models import Job
+from tests.e2e.conftest import RunningBot
+from tests.e2e.helpers import media, texts, wait_media, wait_text
+from tests.fakes import samples
+from tests.fakes.telegram import channel, group
+from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anonymous_admin_sends, channel_sends
+
+GROUP = group(-100700, "Darkroom")
+NEWS = channel(-100801, "News")
+PHOTOS = channel(-100802, "Photos")
+QUIET_WAIT = 1.5
+
+
+async def jobs_by_sender(settings) -> dict[int, list[tuple[str, str]]]:
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            rows = (await session.execute(select(Job.user_id, Job.operation, Job.state).order_by(Job.id))).all()
+    finally:
+        await engine.dispose()
+    found: dict[int, list[tuple[str, str]]] = {}
+    for user_id, operation, state in rows:
+        found.setdefault(user_id, []).append((operation, str(state)))
+    return found
+
+
+async def started(settings, telegram, **changes: object) -> RunningBot:
+    running = RunningBot(settings.model_copy(update=changes), telegram)
+    await running.start()
+    return running
+
+
+async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(settings, telegram):
+    running = await started(settings, telegram, user_max_jobs_per_day=1)
+    try:
+        for send in (lambda **c: channel_sends(telegram, GROUP, NEWS, **c),
+                     lambda **c: channel_sends(telegram, GROUP, PHOTOS, **c),
+                     lambda **c: anonymous_admin_sends(telegram, GROUP, **c)):
+            send(photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
+        await wait_media(telegram, GROUP.id, 3)
+        channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
+        await wait_text(telegram, GROUP.id, "for today")  # the second one of the same sender chat is refused
+        jobs = await jobs_by_sender(settings)
+        assert jobs == {NEWS.id: [("upscale", "delivered")], PHOTOS.id: [("upscale", "delivered")],
+                        GROUP.id: [("upscale", "delivered")]}
+        assert CHANNEL_SENDER.id not in jobs and ANONYMOUS_ADMIN.id not in jobs
+    finally:
+        await running.stop()
+
+
+async def test_one_sender_chat_cannot_finish_anothers_face_swap(settings, telegram):
+    running = await started(settings, telegram)
+    try:
+        channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(200, 200), caption="/faceswap@aiart_test_bot")
+        await wait_text(telegram, GROUP.id, "Now send the")
+        # the same shared `from` user, another sender chat: not the face swap's second photo
+        channel_sends(telegram, GROUP, PHOTOS, photo=samples.jpeg(200, 200))
+        anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(200, 200))
+        await asyncio.sleep(QUIET_WAIT)
+        assert media(telegram, GROUP.id) == [] and await jobs_by_sender(settings) == {}
+        channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(200, 200))
+        await wait_media(telegram, GROUP.id)
+        assert await jobs_by_sender(settings) == {NEWS.id: [("faceswap", "delivered")]}
+        assert not any("went wrong" in text for text in texts(telegram, GROUP.id))
+    finally:
+        await running.stop()
+
+
+async def test_an_allowlist_of_users_does_not_let_the_shared_anonymous_user_in(settings, telegram):
+    # an operator who lists a user id cannot know it is also someone's anonymous identity
+    running = await started(settings, telegram, bot_allowed_users=frozenset({CHANNEL_SENDER.id, NEWS.id}))
+    try:
+        channel_sends(telegram, GROUP, PHOTOS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
+        channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
+        await wait_media(telegram, GROUP.id)
+        await asyncio.sleep(QUIET_WAIT)
+        assert await jobs_by_sender(settings) == {NEWS.id: [("upscale", "delivered")]}
+    finally:
+        await running.stop()
