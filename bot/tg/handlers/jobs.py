@@ -16,7 +16,7 @@ from bot.tg.handlers.router import Router
 async def show_status(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """List the chat's unfinished jobs."""
     d = deps(context)
-    jobs = await d.jobs.active(update.effective_chat.id)
+    jobs = await d.jobs.active(update.effective_chat.id, user_id=None)
     await reply(update.effective_message, texts.status_list(jobs, d.operations, d.clock()))
 
 
@@ -24,7 +24,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     """Cancel the chat's unfinished jobs (and a half-given face swap)."""
     user = update.effective_user
     dropped = drop_pending(context, user.id) if user else False
-    cancelled = await deps(context).jobs.cancel(update.effective_chat.id)
+    cancelled = await deps(context).jobs.cancel(update.effective_chat.id, user_id=None)
     if not cancelled:
         await reply(update.effective_message, texts.PAIR_STOPPED if dropped else texts.NOTHING_TO_CANCEL)
         return
