@@ -157,6 +157,6 @@ class JobService:
             return await JobRepository(session).active_for_chat(chat_id, user_id=user_id)
 
     async def cancel(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
-        """Cancel the chat's unfinished jobs of one user (everyone's when `user_id` is None); their results are never sent."""
+        """Cancel the chat's unfinished jobs of one user (everyone's when `user_id` is None); no results are sent."""
         async with self._sessions() as session, session.begin():
             return await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=self._clock())
