@@ -149,3 +149,15 @@ def cancelled_everyones_text(count: int) -> str:
     jobs = f"{count} job{'s' if count != 1 else ''}"
     return f"Cancelled {jobs} in this chat, everyone's. No results will be sent for them."
 
+
+#: marks every result while the bot runs without AIART_API_KEY: the embedded sandbox made it, not the service
+SANDBOX_MARK = "🧪 sandbox: a test picture, not made by the real image service"
+
+
+def result_caption(description: str, *, sandbox: bool) -> str:
+    """The caption of a result: what was done, and the sandbox mark (never cut off) while there is no service."""
+    text = "✅ " + description
+    if not sandbox:
+        return caption(text)
+    room = CAPTION_LIMIT - len(SANDBOX_MARK) - 1
+    return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + SANDBOX_MARK
