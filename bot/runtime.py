@@ -56,7 +56,9 @@ async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection
                                         credits=settings.sandbox_credits))
         base_url = await sandbox.start("127.0.0.1", 0)
         static_url = sandbox.static_url
-        log.info("no AIART_API_KEY set: using the embedded sandbox at %s", base_url)
+        log.warning("SANDBOX MODE: AIART_API_KEY is not set, so the embedded sandbox at %s answers instead of the "
+                    "image service; users get test pictures, marked 'sandbox' in their captions. Set AIART_API_KEY "
+                    "to use the real service.", base_url)
     else:
         key = settings.aiart_api_key.get_secret_value()
         base_url, static_url = settings.aiart_base_url, settings.aiart_static_url
@@ -107,7 +109,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
             application = build_application(settings.telegram_bot_token.get_secret_value(),
                                             settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit)
-            worker = Worker(sessions, service.client, notifier_for(application), catalogue,
+            notifier = notifier_for(application, sandbox=settings.uses_sandbox)
+            worker = Worker(sessions, service.client, notifier, catalogue,
                             handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
                             fetcher=ResultFetcher(service.http),
                             config=worker_config(settings, shutdown_grace=grace),

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.jobs.notifier import FailureKind
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
-from bot.store.repositories import REFUSED_PREFIX
 
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
 #: a busy chat would otherwise cost two extra writes with every job
@@ -143,20 +143,20 @@ class JobService:
         async with self._sessions() as session, session.begin():
             jobs = JobRepository(session)
             job = await jobs.add(self._new_job(request, now), now=now)
-            return await jobs.update(job.id, owner=None, state=JobState.FAILED,
-                                     error=f"{REFUSED_PREFIX} {reason}"[:1000], finished_at=now)
+            return await jobs.update(job.id, owner=None, state=JobState.FAILED, refused=True,
+                                     failure_kind=FailureKind.BAD_INPUT.value, error=reason[:1000], finished_at=now)
 
     async def made_from_message(self, chat_id: int, message_id: int) -> bool:
         """Whether a job (in any state, refused ones too) was made from this user message."""
         async with self._sessions() as session:
             return await JobRepository(session).exists_for_message(chat_id, message_id)
 
-    async def active(self, chat_id: int) -> list[JobRecord]:
-        """The chat's unfinished jobs, oldest first."""
+    async def active(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
+        """The chat's unfinished jobs of one user (everyone's when `user_id` is None), oldest first."""
         async with self._sessions() as session:
-            return await JobRepository(session).active_for_chat(chat_id)
+            return await JobRepository(session).active_for_chat(chat_id, user_id=user_id)
 
-    async def cancel(self, chat_id: int) -> list[JobRecord]:
-        """Cancel every unfinished job of the chat; their results will not be sent."""
+    async def cancel(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
+        """Cancel the chat's unfinished jobs of one user (everyone's when `user_id` is None); no results are sent."""
         async with self._sessions() as session, session.begin():
-            return await JobRepository(session).cancel_chat(chat_id, now=self._clock())
+            return await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=self._clock())

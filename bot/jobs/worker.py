@@ -23,13 +23,25 @@ from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
 from bot.aiart.models import TaskState
-from bot.images import ImageRejected, PreparedImage, prepare
+from bot.images import PreparedImage, prepare
+from bot.jobs.failures import (
+    DELIVER_FAILURES,
+    POLL_FAILURES,
+    SUBMIT_FAILURES,
+    FailureTable,
+    GiveUp,
+    Outcome,
+    Retry,
+    classify,
+    failure_of,
+    retry_after_of,
+)
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import DeliveryError, Failure, FailureKind, InputUnavailable, Notifier
+from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
 from bot.jobs.polling import PollSchedule
-from bot.jobs.results import ResultFetcher, ResultUnavailable
+from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
-from bot.operations.catalogue import ArgumentError, InputImage, Operation
+from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
 
 log = logging.getLogger(__name__)
@@ -65,9 +77,6 @@ class WorkerConfig:
 #: what a user is told when every attempt at a job ended without an outcome
 REPEATED_CRASH = "it failed every time I tried; please send another photo"
 
-#: starts `error` of an unfinished job whose failure is decided but not yet told (the chat was unreachable)
-NOTICE_PENDING = "notice pending: "
-
 #: retries of a submission that cost nothing back off one step further for each this many seconds of job age
 UNCOUNTED_BACKOFF_STEP_S = 30.0
 
@@ -76,19 +85,29 @@ POLL_STATES = (JobState.RUNNING,)
 DELIVER_STATES = (JobState.COMPLETED,)
 
 
-def _notice_text(failure: Failure) -> str:
-    return f"{NOTICE_PENDING}{failure.kind}|{failure.detail or ''}"[:1000]
-
-
 def pending_notice(job: JobRecord) -> Failure | None:
     """The failure a job still has to tell its user about, if any (its next step is to tell it)."""
-    if job.is_final or not job.error or not job.error.startswith(NOTICE_PENDING):
+    if not job.failure_untold or job.failure_kind is None:
         return None
-    kind, _, detail = job.error.removeprefix(NOTICE_PENDING).partition("|")
     try:
-        return Failure(FailureKind(kind), detail or None)
+        return Failure(FailureKind(job.failure_kind), job.error)
     except ValueError:  # written by another version of the bot
         return Failure(FailureKind.UNAVAILABLE)
+
+
+def _classified(error: Exception, table: FailureTable) -> Outcome:
+    """The outcome `table` gives `error`; an error it does not name is re-raised (a bug: logged by the step guard)."""
+    outcome = classify(error, table)
+    if outcome is None:
+        raise error
+    if isinstance(outcome, GiveUp) and outcome.log:
+        log.error("%s (%r)", outcome.log, error)
+    return outcome
+
+
+def _reason(failure: Failure) -> str | None:
+    """What `error` keeps of a failure: its reason in words, if it has one."""
+    return failure.detail[:1000] if failure.detail else None
 
 
 class Worker:
@@ -264,12 +283,11 @@ class Worker:
                 # the failure is decided; only the telling is left, and it is kept with the job
                 log.warning("job %s: could not tell the user about the failure (%s); trying again in %.1fs",
                             job.id, error.reason, error.retry_after)
-                await self._reschedule(job, error.retry_after, error=_notice_text(failure))
+                await self._reschedule(job, error.retry_after, failure_kind=failure.kind.value, error=_reason(failure))
                 return
             log.warning("job %s: could not tell the user about the failure: %s", job.id, error.reason)
-        detail = f"{failure.kind}: {failure.detail}" if failure.detail else str(failure.kind)
-        await self._update(job, state=state, error=detail[:1000], finished_at=self._clock(),
-                           lease_owner=None, lease_until=None)
+        await self._update(job, state=state, failure_kind=failure.kind.value, error=_reason(failure),
+                           finished_at=self._clock(), lease_owner=None, lease_until=None)
         log.info("job %s: %s (%s)", job.id, state, failure.kind)
 
     async def _current(self, job: JobRecord) -> JobRecord | None:
@@ -305,30 +323,14 @@ class Worker:
             async with self._service_slots:
                 posted = True
                 task_id = await self._client.submit(request)
-        except ImageRejected as error:
-            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
-        except InputUnavailable as error:
-            if error.permanent:
-                await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, error.reason))
+        except Exception as error:
+            outcome = _classified(error, SUBMIT_FAILURES)
+            if isinstance(outcome, Retry):
+                # only a POST the service may have acted on (a task costs a token) uses up an attempt
+                await self._retry_submit(job, operation, retry_after_of(error), repr(error),
+                                         counted=outcome.counted and posted)
             else:
-                await self._retry_submit(job, operation, None, error.reason, counted=False)
-        except ArgumentError as error:
-            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, str(error)))
-        except ValueError as error:  # a request that its own checks refused
-            await self._finish_failed(job, operation, Failure(FailureKind.BAD_INPUT, str(error)))
-        except NoCredits:
-            log.error("the service account has no credits left")
-            await self._finish_failed(job, operation, Failure(FailureKind.NO_CREDITS))
-        except Unauthorized:
-            log.error("the service refused the API key (HTTP 401); check AIART_API_KEY")
-            await self._finish_failed(job, operation, Failure(FailureKind.UNAVAILABLE))
-        except BadRequest as error:
-            await self._finish_failed(job, operation, Failure(FailureKind.REJECTED, error.message))
-        except AiartError as error:
-            retry_after = error.retry_after if isinstance(error, RateLimited) else None
-            # only a POST the service may have acted on (a task costs a token) uses up an attempt
-            maybe_created = posted and not isinstance(error, RateLimited | ConnectError)
-            await self._retry_submit(job, operation, retry_after, repr(error), counted=maybe_created)
+                await self._finish_failed(job, operation, failure_of(error, outcome))
         else:
             now = self._clock()
             input_pixels = max((image.width * image.height for image in images), default=None)
@@ -370,17 +372,16 @@ class Worker:
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
-        except BadRequest as error:
-            await self._finish_failed(job, operation, Failure(FailureKind.SERVICE_FAILED, error.message))
-            return
-        except AiartError as error:
-            if now >= job.deadline_at:
+        except Exception as error:
+            outcome = _classified(error, POLL_FAILURES)
+            if not isinstance(outcome, Retry):
+                await self._finish_failed(job, operation, failure_of(error, outcome))
+            elif now >= job.deadline_at:
                 await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
-                return
-            retry_after = error.retry_after if isinstance(error, RateLimited) else None
-            delay = PollSchedule.backoff(2, retry_after=retry_after, rng=self._rng)
-            log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
-            await self._reschedule(job, delay)
+            else:
+                delay = PollSchedule.backoff(2, retry_after=retry_after_of(error), rng=self._rng)
+                log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
+                await self._reschedule(job, delay)
             return
         now = self._clock()
         age = (now - (job.submitted_at or job.created_at)).total_seconds()
@@ -414,11 +415,8 @@ class Worker:
         try:
             files = [await self._fetcher.fetch(url, name=f"{operation.name}-{job.id}-{index}")
                      for index, url in enumerate(job.result_urls, start=1)]
-        except ResultUnavailable as error:
-            if error.permanent:
-                await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, error.reason))
-            else:
-                await self._reschedule(job, PollSchedule.backoff(2, rng=self._rng))
+        except Exception as error:
+            await self._delivery_failed(job, operation, error)
             return
         # a /cancel may have come while we downloaded (it drops the lease): its results must never be sent.
         # Renewing the lease asks that in a write, which shares a commit with other steps' writes.
@@ -427,13 +425,8 @@ class Worker:
         try:
             async with self._chat_slots:
                 sent = await self._notifier.deliver(job, operation, files)
-        except DeliveryError as error:
-            if error.retry_after is not None:
-                await self._reschedule(job, error.retry_after)
-            else:
-                # Telegram refused the result itself (too large, chat gone): say so, if the chat still listens
-                log.warning("job %s: delivery refused: %s", job.id, error.reason)
-                await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, error.reason))
+        except Exception as error:
+            await self._delivery_failed(job, operation, error)
             return
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
@@ -442,3 +435,13 @@ class Worker:
         log.info("job %s: delivered %d file(s) (recorded %.0f ms after Telegram took them)", job.id, len(files),
                  (time.monotonic() - answered) * 1000)
 
+    async def _delivery_failed(self, job: JobRecord, operation: Operation, error: Exception) -> None:
+        """A result that could not be fetched or sent: try again later, or tell the user (if the chat still listens)."""
+        outcome = _classified(error, DELIVER_FAILURES)
+        if isinstance(outcome, Retry):
+            retry_after = retry_after_of(error)
+            await self._reschedule(job, retry_after if retry_after is not None
+                                   else PollSchedule.backoff(2, rng=self._rng))
+        else:
+            log.warning("job %s: delivery failed for good: %s", job.id, error)
+            await self._finish_failed(job, operation, failure_of(error, outcome))

@@ -8,6 +8,7 @@ from typing import Any, cast
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Dialect,
     Index,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -108,6 +110,7 @@ class Job(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(255))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     result_urls: Mapped[list[str]] = mapped_column(JSON)
+    #: why the job failed, in words a user may read (the kind of failure is in failure_kind)
     error: Mapped[str | None] = mapped_column(Text)
     sent_message_ids: Mapped[list[int]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -116,6 +119,11 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     #: pixels of the largest input image as submitted (the poll schedule places checks by input size)
     input_pixels: Mapped[int | None] = mapped_column(BigInteger)
+    #: the request was refused in the chat (bad arguments or input) and never queued; kept for the record
+    refused: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: the kind of failure once one is decided (the worker's FailureKind); on an unfinished job it means
+    #: the failure is decided but the user is not told yet, which is all that job's next step does
+    failure_kind: Mapped[str | None] = mapped_column(String(16))
 
 
 class Chat(Base):

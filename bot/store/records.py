@@ -71,11 +71,20 @@ class JobRecord:
     finished_at: datetime | None
     #: pixels of the largest input image as submitted, for the poll schedule (None: no input, or older rows)
     input_pixels: int | None = None
+    #: refused in the chat (bad arguments or input) and never queued; kept as a failed job for the record
+    refused: bool = False
+    #: the kind of failure once one is decided (a FailureKind value of the worker); `error` holds the reason
+    failure_kind: str | None = None
 
     @property
     def is_final(self) -> bool:
         """True once the job can no longer change state."""
         return self.state in FINAL_STATES
+
+    @property
+    def failure_untold(self) -> bool:
+        """True when the job's failure is decided but its user is not told yet (telling is its next step)."""
+        return self.failure_kind is not None and not self.is_final
 
 
 JOB_RECORD_FIELDS: frozenset[str] = frozenset(field.name for field in fields(JobRecord))

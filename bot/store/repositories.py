@@ -22,6 +22,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    false,
     func,
     or_,
     select,
@@ -50,17 +51,19 @@ def _claimable(table: Any, states: Any, now: Any) -> ColumnElement[bool]:
     )
 
 
-#: how JobService.record_refused marks a request that was answered but never queued
-REFUSED_PREFIX = "refused:"
-
-
 def _queued_by_since(user_id: int, since: datetime) -> tuple[ColumnElement[bool], ...]:
     """A user's jobs created since `since` that were really queued (refused requests are kept as failed rows)."""
     return (
         jobs_table.c.user_id == user_id,
         jobs_table.c.created_at >= since,
-        or_(jobs_table.c.error.is_(None), jobs_table.c.error.not_like(f"{REFUSED_PREFIX}%")),
+        jobs_table.c.refused == false(),
     )
+
+
+def _unfinished_in_chat(chat_id: int, user_id: int | None) -> tuple[ColumnElement[bool], ...]:
+    """A chat's unfinished jobs: one user's, or everyone's when `user_id` is None."""
+    conditions = (jobs_table.c.chat_id == chat_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+    return conditions if user_id is None else (*conditions, jobs_table.c.user_id == user_id)
 
 
 @functools.cache
@@ -145,6 +148,8 @@ class JobRepository:
                 lease_until=None,
                 result_urls=[],
                 error=None,
+                refused=False,
+                failure_kind=None,
                 sent_message_ids=[],
                 created_at=now,
                 updated_at=now,
@@ -216,11 +221,14 @@ class JobRepository:
         )
         return cast(CursorResult[Any], result).rowcount
 
-    async def cancel_chat(self, chat_id: int, *, now: datetime) -> list[JobRecord]:
-        """Cancel every unfinished job of a chat, dropping leases; returns them, oldest first."""
+    async def cancel_chat(self, chat_id: int, *, user_id: int | None, now: datetime) -> list[JobRecord]:
+        """Cancel a chat's unfinished jobs (one user's; everyone's when `user_id` is None), dropping leases.
+
+        Returns the cancelled jobs, oldest first.
+        """
         result = await self._session.execute(
             update(jobs_table)
-            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+            .where(*_unfinished_in_chat(chat_id, user_id))
             .values(
                 state=JobState.CANCELLED,
                 finished_at=now,
@@ -241,11 +249,11 @@ class JobRepository:
         )
         return found is not None
 
-    async def active_for_chat(self, chat_id: int) -> list[JobRecord]:
-        """A chat's unfinished jobs, oldest first."""
+    async def active_for_chat(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
+        """A chat's unfinished jobs (one user's; everyone's when `user_id` is None), oldest first."""
         result = await self._session.execute(
             select(jobs_table)
-            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+            .where(*_unfinished_in_chat(chat_id, user_id))
             .order_by(jobs_table.c.created_at, jobs_table.c.id)
         )
         return [_to_record(row._mapping) for row in result]

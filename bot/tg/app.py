@@ -72,6 +72,6 @@ async def announce_commands(application: Application) -> None:
         log.warning("could not register the command menu: %s", error)
 
 
-def notifier_for(application: Application) -> TelegramNotifier:
+def notifier_for(application: Application, *, sandbox: bool = False) -> TelegramNotifier:
     """The worker's notifier, sending through this application's bot (and its rate limiter)."""
-    return TelegramNotifier(application.bot)
+    return TelegramNotifier(application.bot, sandbox=sandbox)

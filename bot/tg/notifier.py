@@ -54,8 +54,10 @@ def _as_delivery_error(error: TelegramError) -> DeliveryError:
 class TelegramNotifier:
     """Implements the worker's Notifier with a python-telegram-bot Bot."""
 
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, *, sandbox: bool = False) -> None:
         self._bot = bot
+        #: results come from the embedded sandbox (no AIART_API_KEY): every caption says so
+        self._sandbox = sandbox
 
     async def fetch_input(self, file_id: str) -> bytes:
         waited = 0.0
@@ -91,7 +93,7 @@ class TelegramNotifier:
         return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
 
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
-        text = texts.caption("✅ " + operation.describe(job.args))
+        text = texts.result_caption(operation.describe(job.args), sandbox=self._sandbox)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.

@@ -66,7 +66,7 @@ CHANNEL_IGNORED = "I work in private chats and groups, not in channels. Message 
 NOT_ALLOWED = "Sorry, this bot is private."
 ADMINS_ONLY = "Only the bot's admins can use /balance."
 NOTHING_TO_CANCEL = "Nothing to cancel: you have no jobs in progress here."
-NO_ACTIVE_JOBS = "No jobs in progress in this chat."
+NO_ACTIVE_JOBS = "No jobs in progress for you in this chat."
 TOO_MANY_IMAGES = "{title} takes at most {count} photos; please send fewer."
 MENU_NEEDS_ARGUMENTS = "{reason}\nReply to your photo with {usage}."
 QUEUE_FAILED = "Sorry, I couldn't queue that just now. Please try again."
@@ -76,7 +76,8 @@ def help_text(operations: Iterable[Operation]) -> str:
     """The /start and /help text, listing every operation from the catalogue."""
     lines = [WELCOME + "Commands:"]
     lines += [f"{op.usage} — {op.summary}" for op in operations]
-    lines += ["/status — jobs in progress", "/cancel — stop your jobs in this chat", "/help — this message"]
+    lines += ["/status — your jobs in progress", "/cancel — stop your jobs in this chat (group admins: /cancel all)",
+              "/help — this message"]
     return "\n".join(lines)
 
 
@@ -105,10 +106,10 @@ def queued_text(operation: Operation, args: Mapping[str, object]) -> str:
 
 
 def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now: datetime) -> str:
-    """The /status reply."""
+    """The /status reply: the caller's jobs."""
     if not jobs:
         return NO_ACTIVE_JOBS
-    lines = [f"Jobs in progress ({len(jobs)}):"]
+    lines = [f"Your jobs in progress ({len(jobs)}):"]
     for job in jobs[:20]:
         operation = operations.get(job.operation)
         title = operation.describe(job.args) if operation else job.operation
@@ -138,6 +139,28 @@ def caption(text: str) -> str:
 def balance_text(total: int, remaining: int) -> str:
     return f"Service credits: {remaining} of {total} left."
 
-# --- fair use under flood (issue #15) ---
 FLOOD_NOTICE = ("That's a lot of messages at once: I skipped some of them so everyone else gets answered too. "
                 "Send what you need again in a moment, a few at a time.")
+
+NOTHING_TO_CANCEL_IN_CHAT = "Nothing to cancel: no one has jobs in progress in this chat."
+CANCEL_ALL_ADMINS_ONLY = "Only this group's admins can stop everyone's jobs with /cancel all. /cancel stops your own."
+ADMIN_CHECK_FAILED = ("I couldn't check with Telegram whether you're an admin here, so I stopped nothing. "
+                      "Please try /cancel all again in a moment.")
+
+
+def cancelled_everyones_text(count: int) -> str:
+    jobs = f"{count} job{'s' if count != 1 else ''}"
+    return f"Cancelled {jobs} in this chat, everyone's. No results will be sent for them."
+
+
+#: marks every result while the bot runs without AIART_API_KEY: the embedded sandbox made it, not the service
+SANDBOX_MARK = "🧪 sandbox: a test picture, not made by the real image service"
+
+
+def result_caption(description: str, *, sandbox: bool) -> str:
+    """The caption of a result: what was done, and the sandbox mark (never cut off) while there is no service."""
+    text = "✅ " + description
+    if not sandbox:
+        return caption(text)
+    room = CAPTION_LIMIT - len(SANDBOX_MARK) - 1
+    return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + SANDBOX_MARK

@@ -106,12 +106,13 @@ def undeclared_document(telegram: FakeTelegram, data: bytes, name: str, mime: st
 # ---- the database -------------------------------------------------------------------------------
 
 async def job_rows(settings) -> list[tuple[str, str, str]]:
-    """(operation, state, error) of every job, oldest first."""
+    """(operation, state, why) of every job, oldest first: why is "refused" or the failure's kind, if any."""
     engine = create_engine(settings.database_url)
     try:
         async with session_factory(engine)() as session:
-            rows = (await session.execute(select(Job.operation, Job.state, Job.error).order_by(Job.id))).all()
-        return [(operation, str(state), error or "") for operation, state, error in rows]
+            rows = (await session.execute(
+                select(Job.operation, Job.state, Job.refused, Job.failure_kind).order_by(Job.id))).all()
+        return [(operation, str(state), "refused" if refused else kind or "") for operation, state, refused, kind in rows]
     finally:
         await engine.dispose()
 
@@ -133,8 +134,8 @@ async def settled_rows(settings, count: int, timeout: float = 15.0) -> list[tupl
 
 
 def row_summary(rows: list[tuple[str, str, str]]) -> list[str]:
-    """Each row as operation:state:why, where why is the first word of its error ("refused", "bad_input")."""
-    return [f"{operation}:{state}:{error.split(':', 1)[0] if error else ''}" for operation, state, error in rows]
+    """Each row as operation:state:why ("refused", "bad_input", or empty)."""
+    return [f"{operation}:{state}:{why}" for operation, state, why in rows]
 
 
 # ---- waiting for the bot ------------------------------------------------------------------------

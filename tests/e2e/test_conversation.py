@@ -94,7 +94,7 @@ async def test_status_and_cancel(bot, telegram, alice_chat, sandbox, settings):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/colorize")
     await telegram.wait_for(lambda: len(sandbox.tasks) == 1)
     telegram.user_sends(alice_chat, ALICE, text="/status")
-    status = await wait_text(telegram, alice_chat.id, "Jobs in progress")
+    status = await wait_text(telegram, alice_chat.id, "Your jobs in progress")
     assert "Colorized — processing" in status
     telegram.user_sends(alice_chat, ALICE, text="/cancel")
     await wait_text(telegram, alice_chat.id, "Cancelled 1 job")

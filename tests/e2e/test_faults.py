@@ -160,7 +160,7 @@ async def stored_jobs(settings: Settings, count: int) -> list[JobRecord]:
 
 def describe(jobs: list[JobRecord]) -> list[str]:
     return [f"{job.id} chat {job.chat_id} msg {job.reply_to_message_id} {job.state} attempts {job.attempts} "
-            f"error {job.error!r} next {job.next_check_at:%H:%M:%S} lease {job.lease_owner}" for job in jobs]
+            f"failure {job.failure_kind} {job.error!r} next {job.next_check_at:%H:%M:%S} lease {job.lease_owner}" for job in jobs]
 
 
 async def job_states(settings: Settings) -> dict[JobState, int]:
@@ -209,7 +209,7 @@ async def test_every_job_ends_delivered_or_told_and_no_rate_limit_is_retried_ear
     assert early_retries(service_events) == []
     assert early_retries(sorted(telegram_events, key=lambda event: event[0])) == []
 
-    failures = Counter((job.error or "").split(":")[0] for job in await stored_jobs(settings, len(requests))
+    failures = Counter(job.failure_kind for job in await stored_jobs(settings, len(requests))
                        if job.state is not JobState.DELIVERED)
     service_429s = sum(1 for s in stamped if s.fault == "429")
     telegram_429s = sum(1 for c in telegram.calls if c.status == 429)

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from tests.fakes.telegram_checks import is_photo
 from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
+from tests.fakes.telegram_members import ChatMembers
 from tests.fakes.telegram_methods import BotApi
 from tests.fakes.telegram_models import (
     MAX_DOCUMENT_UPLOAD_BYTES,
@@ -227,6 +228,11 @@ class FakeTelegram:
     def chat_admins(self) -> dict[int, set[int]]:
         """chat id -> user ids getChatMember reports as "administrator" (the bot's id: it may delete)."""
         return self._state.chat_admins
+
+    @property
+    def members(self) -> ChatMembers:
+        """Group owners, joins, leaves and bans, as getChatMember reports them."""
+        return self._api.members
 
     @property
     def callback_answers(self) -> dict[str, dict[str, Any]]:

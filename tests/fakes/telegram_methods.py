@@ -14,6 +14,7 @@ from tests.fakes.telegram_checks import (
     inline_markup_for_edit,
 )
 from tests.fakes.telegram_markup import parse_formatted
+from tests.fakes.telegram_members import ChatMembers
 from tests.fakes.telegram_models import (
     MAX_BOT_DOWNLOAD_BYTES,
     MAX_CAPTION_LENGTH,
@@ -33,13 +34,6 @@ _NOT_MODIFIED = (
 _QUERY_INVALID = "query is too old and response timeout expired or query ID is invalid"
 _MAX_POLL_TIMEOUT = 50.0
 _MAX_CALLBACK_ANSWER = 200
-_ADMIN_RIGHTS = {
-    "can_be_edited": False, "is_anonymous": False, "can_manage_chat": True,
-    "can_delete_messages": True, "can_manage_video_chats": True, "can_restrict_members": True,
-    "can_promote_members": False, "can_change_info": True, "can_invite_users": True,
-    "can_post_stories": False, "can_edit_stories": False, "can_delete_stories": False,
-    "can_pin_messages": True,
-}
 
 
 class BotApi:
@@ -49,6 +43,7 @@ class BotApi:
         self._state = state
         self._bot_username = bot_username
         self._commands: dict[str, list[dict[str, str]]] = {}
+        self.members = ChatMembers(state)
         sender = MessageSender(state, fetch_url)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
@@ -263,15 +258,10 @@ class BotApi:
                 "file_size": stored.size, "file_path": self._state.file_path_of(stored)}
 
     async def get_chat_member(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
-        """getChatMember: "administrator" for ids in chat_admins[chat_id], else "member"."""
+        """getChatMember: the user's status in the chat (see telegram_members)."""
         chat = self._state.require_chat(params)
         user_id = int_param(params, "user_id", "user_id is empty")
-        user = self._state.bot if user_id == self._state.bot.id else self._state.users.get(user_id)
-        if user is None:
-            raise bad_request("user not found")
-        if user_id in self._state.chat_admins.get(chat.id, set()):
-            return {"status": "administrator", "user": user.to_dict(), **_ADMIN_RIGHTS}
-        return {"status": "member", "user": user.to_dict()}
+        return self.members.answer(chat, user_id)
 
 
 def _scope_key(scope: Any, language_code: str) -> str:

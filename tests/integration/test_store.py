@@ -301,7 +301,7 @@ async def test_cancel_chat_cancels_only_that_chats_unfinished_jobs(session: Asyn
     await repo.update(delivered.id, owner=None, state=JobState.DELIVERED, finished_at=NOW)
     cancel_time = NOW + timedelta(minutes=1)
 
-    cancelled = await repo.cancel_chat(1, now=cancel_time)
+    cancelled = await repo.cancel_chat(1, user_id=None, now=cancel_time)
 
     assert [job.id for job in cancelled] == [queued.id, running.id]
     assert all(job.state is JobState.CANCELLED for job in cancelled)
@@ -309,10 +309,10 @@ async def test_cancel_chat_cancels_only_that_chats_unfinished_jobs(session: Asyn
     assert cancelled[1].task_id == "task-9"
     assert (await repo.get(delivered.id)).state is JobState.DELIVERED  # type: ignore[union-attr]
     assert (await repo.get(other_chat.id)).state is JobState.QUEUED  # type: ignore[union-attr]
-    assert await repo.active_for_chat(1) == []
+    assert await repo.active_for_chat(1, user_id=None) == []
     # The worker that held the lease finds it gone and must not overwrite the cancellation.
     assert await repo.update(running.id, owner="w1", state=JobState.COMPLETED) is None
-    assert await repo.cancel_chat(1, now=cancel_time) == []
+    assert await repo.cancel_chat(1, user_id=None, now=cancel_time) == []
 
 
 async def test_active_for_chat_lists_unfinished_jobs_oldest_first(session: AsyncSession) -> None:
@@ -323,7 +323,37 @@ async def test_active_for_chat_lists_unfinished_jobs_oldest_first(session: Async
     await add_jobs(session, [new_job(chat_id=6)])
     await repo.update(failed.id, owner=None, state=JobState.FAILED)
 
-    assert [job.id for job in await repo.active_for_chat(5)] == [older.id, newer.id]
+    assert [job.id for job in await repo.active_for_chat(5, user_id=None)] == [older.id, newer.id]
+
+
+async def test_a_users_cancel_and_list_leave_other_members_jobs_alone(session: AsyncSession) -> None:
+    repo = JobRepository(session)
+    alices, bobs, alices_elsewhere = await add_jobs(
+        session, [new_job(chat_id=-7, user_id=1), new_job(chat_id=-7, user_id=2), new_job(chat_id=8, user_id=1)]
+    )
+
+    assert [job.id for job in await repo.active_for_chat(-7, user_id=1)] == [alices.id]
+    assert [job.id for job in await repo.active_for_chat(-7, user_id=None)] == [alices.id, bobs.id]
+    cancelled = await repo.cancel_chat(-7, user_id=1, now=NOW)
+
+    assert [job.id for job in cancelled] == [alices.id]
+    assert (await repo.get(bobs.id)).state is JobState.QUEUED  # type: ignore[union-attr]
+    assert (await repo.get(alices_elsewhere.id)).state is JobState.QUEUED  # type: ignore[union-attr]
+    assert [job.id for job in await repo.cancel_chat(-7, user_id=None, now=NOW)] == [bobs.id]
+
+
+async def test_refused_requests_are_kept_but_not_counted_against_the_daily_quota(session: AsyncSession) -> None:
+    repo = JobRepository(session)
+    queued, refused = await add_jobs(session, [new_job(user_id=10), new_job(user_id=10)])
+    assert queued.refused is False and queued.failure_kind is None
+    await repo.update(refused.id, owner=None, state=JobState.FAILED, refused=True, failure_kind="bad_input",
+                      error="The factor must be 2 or 4.")
+
+    stored = await repo.get(refused.id)
+    assert stored is not None and stored.refused and stored.failure_kind == "bad_input"
+    assert stored.error == "The factor must be 2 or 4." and not stored.failure_untold
+    assert await repo.quota_usage(10, NOW - timedelta(hours=1)) == (1, 1)
+    assert await repo.oldest_created_since(10, NOW - timedelta(hours=1)) == NOW
 
 
 async def test_counts_for_quotas_and_by_state(session: AsyncSession) -> None:

@@ -273,11 +273,14 @@ async def test_a_failure_that_cannot_be_told_yet_is_told_later(rig: Rig):
     await rig.worker.tick()
     waiting = await rig.job(job.id)
     assert not waiting.is_final and waiting.lease_owner is None  # decided, but the user does not know yet
+    assert waiting.failure_untold and waiting.failure_kind == "rejected" and waiting.error.endswith(": bad")
     assert waiting.next_check_at == rig.clock() + timedelta(seconds=3)
     assert rig.chat.failures == []
     rig.clock.advance(3)
     await rig.worker.tick()
-    assert (await rig.job(job.id)).state is JobState.FAILED
+    failed = await rig.job(job.id)
+    assert failed.state is JobState.FAILED and not failed.failure_untold
+    assert failed.failure_kind == "rejected" and failed.error == waiting.error  # `error` keeps only the reason
     [(_, failure)] = rig.chat.failures
     assert failure.kind is FailureKind.REJECTED and "bad" in (failure.detail or "")
     assert len(rig.service.posts) == 1  # telling again never submits again
@@ -290,6 +293,7 @@ async def test_a_refused_request_fails_and_the_user_is_told(rig: Rig):
     await rig.worker.tick()
     failed = await rig.job(job.id)
     assert failed.state is JobState.FAILED and failed.lease_owner is None
+    assert failed.failure_kind == "rejected" and failed.error.endswith(": upscaling_resize out of range")
     [(job_id, failure)] = rig.chat.failures
     assert job_id == job.id and failure.kind is FailureKind.REJECTED
     assert "upscaling_resize out of range" in (failure.detail or "")
@@ -307,6 +311,7 @@ async def test_a_task_past_its_deadline_expires_and_the_user_is_told(rig: Rig):
     await rig.worker.tick()
     expired = await rig.job(job.id)
     assert expired.state is JobState.EXPIRED
+    assert expired.failure_kind == "expired" and expired.error is None  # nothing more to say than the kind
     assert [failure.kind for _, failure in rig.chat.failures] == [FailureKind.EXPIRED]
     assert rig.chat.delivered == []
 
@@ -327,7 +332,7 @@ async def test_a_job_cancelled_while_its_task_is_checked_is_never_delivered(rig:
     rig.service.finish_all()
 
     async def user_cancels() -> None:
-        await rig.jobs.cancel(CHAT_ID)
+        await rig.jobs.cancel(CHAT_ID, user_id=7)
 
     rig.service.on_query = user_cancels
     rig.clock.advance(60)
@@ -345,7 +350,7 @@ async def test_a_job_cancelled_while_its_result_downloads_is_never_delivered(rig
     rig.service.finish_all()
 
     async def user_cancels() -> None:
-        await rig.jobs.cancel(CHAT_ID)
+        await rig.jobs.cancel(CHAT_ID, user_id=7)
 
     rig.service.on_result = user_cancels
     rig.clock.advance(60)
@@ -484,3 +489,14 @@ async def test_stopping_waits_a_bounded_time_then_lets_go_of_every_job(rig: Rig)
     assert stopped.state is JobState.COMPLETED and stopped.lease_owner is None  # free for the next start
     assert rig.chat.delivered == []
 
+
+
+async def test_a_refused_request_is_kept_as_a_refused_failure_that_the_worker_leaves_alone(rig: Rig):
+    request = JobRequest(chat_id=CHAT_ID, chat_type="private", chat_title=None, user_id=7, username="u",
+                         first_name="U", reply_to_message_id=12, operation="upscale", args={}, inputs=[])
+    refused = await rig.jobs.record_refused(request, "The factor must be 2 or 4.")
+    assert refused is not None and refused.state is JobState.FAILED
+    assert (refused.refused, refused.failure_kind, refused.error) == (True, "bad_input", "The factor must be 2 or 4.")
+    assert not refused.failure_untold
+    assert await rig.worker.tick() == 0
+    assert rig.chat.failures == []  # the chat side already told the user

@@ -1,37 +1,75 @@
-"""/status and /cancel: this chat's jobs."""
+"""/status and /cancel: the caller's jobs in this chat; `/cancel all` stops everyone's, for group admins."""
 
 from __future__ import annotations
 
-from telegram import Update
+import logging
+
+from telegram import Message, Update
+from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps
+from bot.tg.context import deps, sender_id
 from bot.tg.flow import drop_pending, reply
 from bot.tg.handlers.router import Router
 
+log = logging.getLogger(__name__)
+
+#: what getChatMember says of someone who may stop everyone's jobs in a group
+ADMIN_STATUSES = frozenset({ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR})
+
 
 async def show_status(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
-    """List the chat's unfinished jobs."""
+    """List the caller's unfinished jobs in this chat (what /cancel would stop)."""
     d = deps(context)
-    jobs = await d.jobs.active(update.effective_chat.id)
+    owner = sender_id(update.effective_message)
+    jobs = await d.jobs.active(update.effective_chat.id, user_id=owner) if owner is not None else []
     await reply(update.effective_message, texts.status_list(jobs, d.operations, d.clock()))
 
 
 async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
-    """Cancel the chat's unfinished jobs (and a half-given face swap)."""
-    user = update.effective_user
-    dropped = drop_pending(context, user.id) if user else False
-    cancelled = await deps(context).jobs.cancel(update.effective_chat.id)
-    if not cancelled:
-        await reply(update.effective_message, texts.PAIR_STOPPED if dropped else texts.NOTHING_TO_CANCEL)
+    """Cancel the caller's unfinished jobs in this chat (and a half-given face swap); `all`: everyone's."""
+    chat, message = update.effective_chat, update.effective_message
+    # an anonymous admin or a channel owns its jobs as its sender chat, as when they were queued
+    owner = sender_id(message)
+    if owner is None:
+        await reply(message, texts.NOTHING_TO_CANCEL)
         return
-    await reply(update.effective_message, texts.cancelled_text(len(cancelled)))
+    everyone = call.args.lower() == "all" and chat.type != ChatType.PRIVATE
+    if everyone:
+        refusal = await _refusal_of_cancel_all(context, message)
+        if refusal is not None:
+            await reply(message, refusal)
+            return
+    dropped = drop_pending(context, owner)
+    cancelled = await deps(context).jobs.cancel(chat.id, user_id=None if everyone else owner)
+    if not cancelled:
+        nothing = texts.NOTHING_TO_CANCEL_IN_CHAT if everyone else texts.NOTHING_TO_CANCEL
+        await reply(message, texts.PAIR_STOPPED if dropped else nothing)
+        return
+    await reply(message, texts.cancelled_everyones_text(len(cancelled)) if everyone
+                else texts.cancelled_text(len(cancelled)))
     for job in cancelled:
         if job.status_message_id is not None:
             await _tidy(context, job.chat_id, job.status_message_id)
+
+
+async def _refusal_of_cancel_all(context: ContextTypes.DEFAULT_TYPE, message: Message) -> str | None:
+    """Why the sender may not stop everyone's jobs in the group, or None if they may (failing closed)."""
+    chat_id = message.chat_id
+    if message.sender_chat is not None:
+        # only the group's admins can speak as the group itself; a channel posting here is no admin
+        return None if message.sender_chat.id == chat_id else texts.CANCEL_ALL_ADMINS_ONLY
+    if message.from_user is None:
+        return texts.CANCEL_ALL_ADMINS_ONLY
+    try:
+        member = await context.bot.get_chat_member(chat_id, message.from_user.id)
+    except TelegramError as error:
+        log.warning("could not check admin status in chat %s: %s", chat_id, error)
+        return texts.ADMIN_CHECK_FAILED
+    return None if member.status in ADMIN_STATUSES else texts.CANCEL_ALL_ADMINS_ONLY
 
 
 async def _tidy(context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: int) -> None:
@@ -42,5 +80,5 @@ async def _tidy(context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: in
 
 
 def register(router: Router) -> None:
-    router.add("status", show_status, "Jobs in progress")
-    router.add("cancel", cancel, "Stop your jobs in this chat")
+    router.add("status", show_status, "Your jobs in progress")
+    router.add("cancel", cancel, "Stop your jobs in this chat (admins: /cancel all)")
