@@ -21,7 +21,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
-from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
 from bot.aiart.models import TaskState
 from bot.images import PreparedImage, prepare
 from bot.jobs.failures import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from datetime import UTC, datetime
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -212,4 +212,4 @@ async def test_0003_moves_the_state_out_of_error_and_the_downgrade_puts_it_back(
     assert [(bool(refused), kind, error) for refused, kind, error in moved] == (
         [expected for _, _, expected in ERRORS_MOVED] + [(False, "unavailable", None)])
     # the old bot told a notice of a kind it did not know as "unavailable"; that is what comes back
-    assert restored == old[:-1] + [("submitting", "notice pending: unavailable|")]
+    assert restored == [*old[:-1], ("submitting", "notice pending: unavailable|")]
