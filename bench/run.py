@@ -1,6 +1,6 @@
 """Performance benchmark: the real bot against the fake Bot API and the sandbox on loopback.
 
-    python bench/run.py [--quick] [--repeat N] [--only throughput,polling,...] [--pg-url URL]
+    python -m bench.run [--quick | --smoke] [--repeat N] [--only throughput,polling,...] [--pg-url URL]
 
 Sections (see bench/perf/): throughput on SQLite and PostgreSQL (instant tasks, Telegram limits off,
 with Telegram calls per job), polling (adaptive against fixed 2 s and 5 s polling on log-normal
@@ -8,7 +8,8 @@ durations, time-scaled), idle (memory and CPU with 10,000 jobs waiting), prep (a
 prepared for each operation) and flood (a backlog of results under Telegram's flood limits). The
 bot runs as a subprocess; the fakes run here. `--repeat` runs everything N times and reports each
 figure's median. Prints one block per section, the figures with their targets, and, last, one JSON
-line with exactly the keys of issue 5. --quick keeps the whole run to a few minutes.
+line with exactly the keys of issue 5. --quick keeps the whole run to a few minutes; --smoke only
+shows that every section still runs (its figures mean nothing).
 """
 
 from __future__ import annotations
@@ -27,16 +28,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: the fakes live in the repository's tests package
-    sys.path.insert(0, str(ROOT))
-
-from bench.perf.flood import run_flood  # noqa: E402
-from bench.perf.idle import run_idle  # noqa: E402
-from bench.perf.polling import run_polling  # noqa: E402
-from bench.perf.prep import run_prep  # noqa: E402
-from bench.perf.report import KEYS, figures_table, json_line, median_figures  # noqa: E402
-from bench.perf.throughput import run_throughput  # noqa: E402
+from bench.perf.flood import run_flood
+from bench.perf.idle import run_idle
+from bench.perf.polling import run_polling
+from bench.perf.prep import run_prep
+from bench.perf.report import KEYS, figures_table, json_line, median_figures
+from bench.perf.throughput import run_throughput
+from tests.harness import ROOT
 
 SECTIONS = ("throughput", "pg", "polling", "idle", "prep", "flood")
 
@@ -62,6 +60,9 @@ FULL = Sizes(jobs=2000, pg_jobs=2000, poll_tasks=300, poll_scale=0.1, poll_arriv
              idle_seconds=20.0, prep_runs=7, flood_chats=60, flood_jobs_per_chat=5, flood_ready_after=25.0)
 QUICK = Sizes(jobs=200, pg_jobs=200, poll_tasks=100, poll_scale=0.1, poll_arrivals_per_s=3.0, idle_jobs=10_000,
               idle_seconds=8.0, prep_runs=3, flood_chats=40, flood_jobs_per_chat=4, flood_ready_after=15.0)
+#: every section with a handful of jobs: does the benchmark still run? (a minute or so)
+SMOKE = Sizes(jobs=20, pg_jobs=20, poll_tasks=6, poll_scale=0.1, poll_arrivals_per_s=3.0, idle_jobs=200,
+              idle_seconds=1.0, prep_runs=1, flood_chats=4, flood_jobs_per_chat=2, flood_ready_after=3.0)
 
 
 def say(text: str = "") -> None:
@@ -148,7 +149,7 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
     if "idle" in sections:
         say(f"idle: {sizes.idle_jobs} jobs waiting (running, next check an hour away); CPU over {sizes.idle_seconds:g} s")
         result = await run_idle(sizes.idle_jobs, workdir / "idle", seconds=sizes.idle_seconds,
-                                settle=3.0 if sizes is QUICK else 5.0)
+                                settle=5.0 if sizes is FULL else 3.0 if sizes is QUICK else 0.5)
         figures["rss_mb_10k"] = result.rss_mb
         figures["cpu_pct_10k"] = result.cpu_pct
         say(f"  RSS {result.rss_mb:.0f} MB (peak {result.peak_rss_mb:.0f}), CPU {result.cpu_pct:.1f}%; "
@@ -173,8 +174,10 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller runs: a few minutes in all")
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="smaller runs: a few minutes in all")
+    size.add_argument("--smoke", action="store_true", help="a handful of jobs per section: does it still run?")
     parser.add_argument("--repeat", type=int, default=1, help="run everything N times; report medians")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {', '.join(SECTIONS)}")
     parser.add_argument("--pg-url", default=None, help="PostgreSQL server URL (a fresh database is made on it)")
@@ -185,7 +188,8 @@ async def main(argv: list[str] | None = None) -> int:
     unknown = sections - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
-    sizes = QUICK if args.quick else FULL
+    sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
+    size_name = 'smoke' if args.smoke else 'quick' if args.quick else 'full'
     pg_url = postgres_url(args.pg_url) if "pg" in sections else None
     workdir = Path(tempfile.mkdtemp(prefix="aiart-bench-"))
     started = time.monotonic()
@@ -202,7 +206,7 @@ async def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     figures = median_figures(runs)
     say()
-    say(f"figures ({'quick' if args.quick else 'full'} run{'s' if len(runs) > 1 else ''}, "
+    say(f"figures ({size_name} run{'s' if len(runs) > 1 else ''}, "
         f"{'median of ' + str(len(runs)) if len(runs) > 1 else 'one run'}, {time.monotonic() - started:.0f} s)")
     say(figures_table(figures, runs))
     say(json_line(figures))

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf.world import RESULT_METHODS, OkCounter, bot_env, running_bot, wait_until, world
+from bench.perf.world import RESULT_METHODS, OkCounter, bot_env, running_process, wait_until, world
 from tests.fakes import samples
 from tests.fakes.telegram import User, group, private_chat
 from tests.fakes.telegram_limits import BOT_LIMIT_PER_SECOND, FLOOD_METHODS
@@ -46,7 +46,7 @@ async def run_flood(workdir: Path, *, private_chats: int = 60, jobs_per_chat: in
 
     async with world(rate_limits=True, task_duration=until_ready) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, f"sqlite+aiosqlite:///{workdir}/bot.db", poll_policy="fixed:0.5")
-        async with running_bot(telegram, env, workdir) as bot:
+        async with running_process(env, workdir, telegram) as bot:
             first_call = len(telegram.calls)
             started = time.monotonic()
             ready_at = started + ready_after

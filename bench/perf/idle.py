@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bench.perf.world import bot_env, running_bot, world
+from bench.perf.world import ProcStats, bot_env, running_process, world
 from bot.store import create_engine, migrate
 from bot.store.models import jobs_table
 from bot.store.records import JobState
@@ -70,15 +70,15 @@ async def run_idle(jobs: int, workdir: Path, *, seconds: float = 20.0, settle: f
         empty_dir.mkdir(parents=True, exist_ok=True)
         full_dir.mkdir(parents=True, exist_ok=True)
         baseline_url = f"sqlite+aiosqlite:///{empty_dir}/bot.db"
-        async with running_bot(telegram, bot_env(telegram, sandbox, baseline_url), empty_dir) as bot:
+        async with running_process(bot_env(telegram, sandbox, baseline_url), empty_dir, telegram) as bot:
             await asyncio.sleep(settle)
-            baseline_cpu = await measure(bot.stats.cpu_seconds, seconds)
-            baseline_rss = bot.stats.memory_mb()
+            baseline_cpu = await measure(ProcStats(bot.pid).cpu_seconds, seconds)
+            baseline_rss = ProcStats(bot.pid).memory_mb()
         full_url = f"sqlite+aiosqlite:///{full_dir}/bot.db"
         await seed_waiting_jobs(full_url, jobs)
-        async with running_bot(telegram, bot_env(telegram, sandbox, full_url), full_dir) as bot:
+        async with running_process(bot_env(telegram, sandbox, full_url), full_dir, telegram) as bot:
             await asyncio.sleep(settle)
-            cpu = await measure(bot.stats.cpu_seconds, seconds)
-            rss, peak = bot.stats.memory_mb(), bot.stats.memory_mb("VmHWM")
+            cpu = await measure(ProcStats(bot.pid).cpu_seconds, seconds)
+            rss, peak = ProcStats(bot.pid).memory_mb(), ProcStats(bot.pid).memory_mb("VmHWM")
     return IdleResult(jobs=jobs, seconds=seconds, rss_mb=rss, peak_rss_mb=peak, cpu_pct=cpu,
                       baseline_rss_mb=baseline_rss, baseline_cpu_pct=baseline_cpu)

@@ -38,7 +38,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.perf.world import BOTMAIN, RESULT_METHODS, NoticeLog, OkCounter, bot_env, running_bot, wait_until, world
+from bench.perf.world import (
+    RESULT_METHODS,
+    NoticeLog,
+    OkCounter,
+    ProcStats,
+    bot_env,
+    running_process,
+    wait_until,
+    world,
+)
 from tests.fakes import samples
 from tests.fakes.telegram import User, private_chat
 
@@ -182,9 +191,9 @@ async def run_policy(policy: str, requests: list[Request], *, scale: float, arri
     async with world(task_duration=replay) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, database_url or f"sqlite+aiosqlite:///{workdir}/bot.db", telegram_rate_limit="false",
                       poll_policy=policy, poll_time_scale=scale)
-        async with running_bot(telegram, env, workdir, BOTMAIN) as bot:
+        async with running_process(env, workdir, telegram) as bot:
             first_call = len(telegram.calls)
-            cpu_before, started = bot.stats.cpu_seconds(), time.monotonic()
+            cpu_before, started = ProcStats(bot.pid).cpu_seconds(), time.monotonic()
             users = [User(7000 + index, f"Poller{index}") for index in range(chats)]
             next_at = time.monotonic()
             for index, request in enumerate(requests):
@@ -197,7 +206,7 @@ async def run_policy(policy: str, requests: list[Request], *, scale: float, arri
             results = OkCounter(telegram, RESULT_METHODS, first_call)
             await wait_until(lambda: results() >= len(durations),
                              longest * 3 + 60.0, f"{len(durations)} results ({policy})", bot)
-            cpu_pct = 100.0 * (bot.stats.cpu_seconds() - cpu_before) / (time.monotonic() - started)
+            cpu_pct = 100.0 * (ProcStats(bot.pid).cpu_seconds() - cpu_before) / (time.monotonic() - started)
     tasks = sandbox.state.tasks
     assert isinstance(tasks, NoticeLog)
     details = [(replay.assigned[task_id], task.polls, (tasks.noticed[task_id] - task.completed_at) / scale,

@@ -7,7 +7,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf.world import NOT_PER_JOB, RESULT_METHODS, OkCounter, bot_env, running_bot, wait_until, world
+from bench.perf.world import (
+    NOT_PER_JOB,
+    RESULT_METHODS,
+    OkCounter,
+    ProcStats,
+    bot_env,
+    running_process,
+    wait_until,
+    world,
+)
 from tests.fakes import samples
 from tests.fakes.telegram import User, private_chat
 
@@ -34,10 +43,10 @@ async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: 
     photo = samples.jpeg(64, 48)
     async with world(task_seconds=0.0) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, database_url, telegram_rate_limit="false")
-        async with running_bot(telegram, env, workdir) as bot:
+        async with running_process(env, workdir, telegram) as bot:
             first_call = len(telegram.calls)
             users = [User(5000 + index, f"User{index}") for index in range(chats)]
-            cpu_before = bot.stats.cpu_seconds()
+            cpu_before = ProcStats(bot.pid).cpu_seconds()
             started = time.monotonic()
             for index in range(jobs):
                 user = users[index % chats]
@@ -46,8 +55,8 @@ async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: 
             await wait_until(lambda: results() >= jobs, timeout,
                              f"{jobs} results", bot, every=0.02)
             seconds = time.monotonic() - started
-            cpu = bot.stats.cpu_seconds() - cpu_before
-            peak = bot.stats.memory_mb("VmHWM")
+            cpu = ProcStats(bot.pid).cpu_seconds() - cpu_before
+            peak = ProcStats(bot.pid).memory_mb("VmHWM")
             # the status messages are tidied after each result: let the last ones land before counting
             settle_until = time.monotonic() + 5.0
             while time.monotonic() < settle_until:

@@ -1,32 +1,30 @@
 """The benchmark's world: the fake Bot API and the sandbox in this process, the real bot in a subprocess.
 
-The bot runs as its own process (`python -m bot`, every setting from its environment), so its memory
-and CPU can be read from /proc without counting the fakes, and the fakes' work does not slow the bot's
-event loop.
+Both are started by the test harness (tests/harness); this module adds what only the benchmark needs:
+the settings every section shares, the sandbox's record of when a finished task was first noticed,
+the bot's CPU and memory from /proc, and counting the calls that delivered results. The bot runs as its
+own process (`python -m bot`, every setting from its environment), so its memory and CPU can be read
+from /proc without counting the fakes, and the fakes' work does not slow the bot's event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
-import signal
-import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
-from bot.sandbox import Sandbox, SandboxConfig
+from bot.sandbox import Sandbox
 from bot.sandbox.state import SandboxTask
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import BotProcess, bot_settings, fakes, running_process, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-SERVICE_KEY = "bench-service-key-0123456789abcdef"
+__all__ = ["NOT_PER_JOB", "RESULT_METHODS", "BotProcess", "NoticeLog", "OkCounter", "ProcStats", "bot_env",
+           "count_ok", "running_process", "wait_until", "world"]
+
 WORKER_ID = "bench-worker"
-#: the bot's entry point: `python -m bot` (kept as a name for the sections that pass it explicitly)
-BOTMAIN = ("-m", "bot")
 #: methods whose success means a result reached the chat
 RESULT_METHODS = frozenset({"sendPhoto", "sendDocument", "sendMediaGroup"})
 #: calls that do not count as the jobs' Telegram traffic (issue 5: every call but these; start-up calls
@@ -80,102 +78,21 @@ class ProcStats:
         return int(match.group(1)) / 1024 if match else 0.0
 
 
-@dataclass
-class BotProcess:
-    """The bot as a subprocess with its own environment and log file."""
-
-    env: dict[str, str]
-    workdir: Path
-    #: python arguments after the interpreter: the module or script to run
-    entry: tuple[str, ...] = ("-m", "bot")
-    process: asyncio.subprocess.Process | None = None
-    log_path: Path = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.log_path = self.workdir / "bot.log"
-
-    @property
-    def stats(self) -> ProcStats:
-        """/proc readings of the running bot."""
-        if self.process is None:
-            raise RuntimeError("the bot is not running")
-        return ProcStats(self.process.pid)
-
-    async def start(self, telegram: FakeTelegram, timeout: float = 60.0) -> None:
-        """Start the bot and wait until it asks the fake Bot API for updates."""
-        polls_before = sum(1 for call in telegram.calls if call.method == "getUpdates")
-        env = {**os.environ, **self.env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-        with open(self.log_path, "ab") as log:
-            # cwd is the run's own directory: the repository's .env, if any, must not leak into the run
-            self.process = await asyncio.create_subprocess_exec(sys.executable, *self.entry, cwd=self.workdir, env=env,
-                                                                stdout=log, stderr=log)
-        deadline = time.monotonic() + timeout
-        while sum(1 for call in telegram.calls if call.method == "getUpdates") <= polls_before:
-            if self.process.returncode is not None:
-                raise RuntimeError(f"the bot exited at start-up (code {self.process.returncode}):\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the bot did not start within {timeout:.0f}s:\n{self.log_tail()}")
-            await asyncio.sleep(0.05)
-
-    async def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM, then SIGKILL if it does not finish in time."""
-        if self.process is None or self.process.returncode is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-
-    def log_tail(self, lines: int = 40) -> str:
-        """The end of the bot's log, for error messages."""
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
 def bot_env(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, **extra: object) -> dict[str, str]:
     """Settings for a bot wired to this world: every request may queue, quotas out of the way."""
-    env = {
-        "TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_URL": telegram.url,
-        "AIART_API_KEY": SERVICE_KEY, "AIART_BASE_URL": sandbox.base_url, "AIART_STATIC_URL": sandbox.static_url,
-        "DATABASE_URL": database_url, "WORKER_ID": WORKER_ID, "LOG_LEVEL": "WARNING",
-        "USER_MAX_ACTIVE_JOBS": "1000000", "USER_MAX_JOBS_PER_DAY": "1000000", "JOB_DEADLINE_S": "3600",
-    }
-    env.update({name.upper(): str(value) for name, value in extra.items()})
-    return env
+    return bot_settings(telegram, sandbox, database_url, **{
+        "worker_id": WORKER_ID, "log_level": "WARNING", "user_max_active_jobs": 1000000,
+        "user_max_jobs_per_day": 1000000, "job_deadline_s": 3600, **extra})
 
 
 @contextlib.asynccontextmanager
 async def world(*, rate_limits: bool = False, task_seconds: float = 0.0,
                 task_duration: Callable[[str, str], float] | None = None) -> AsyncIterator[tuple[FakeTelegram, Sandbox]]:
-    """A started fake Bot API and sandbox (plenty of credits), stopped afterwards."""
-    sandbox = Sandbox(SandboxConfig(api_key=SERVICE_KEY, task_seconds=task_seconds, task_duration=task_duration,
-                                    credits=10**9))
-    sandbox.state.tasks = NoticeLog()
-    telegram = FakeTelegram(rate_limits=rate_limits)
-    await sandbox.start()
-    await telegram.start()
-    try:
-        yield telegram, sandbox
-    finally:
-        await telegram.stop()
-        await sandbox.stop()
-
-
-@contextlib.asynccontextmanager
-async def running_bot(telegram: FakeTelegram, env: Mapping[str, str], workdir: Path,
-                      entry: tuple[str, ...] = ("-m", "bot")) -> AsyncIterator[BotProcess]:
-    """The bot running against `telegram` until the block ends."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    bot = BotProcess(dict(env), workdir, entry)
-    await bot.start(telegram)
-    try:
-        yield bot
-    finally:
-        await bot.stop()
+    """A started fake Bot API and sandbox (plenty of credits, finished tasks' notice times kept), stopped afterwards."""
+    async with fakes(rate_limits=rate_limits, task_seconds=task_seconds, task_duration=task_duration,
+                     credits=10**9) as started:
+        started.sandbox.state.tasks = NoticeLog()  # before the first task
+        yield started.telegram, started.sandbox
 
 
 def count_ok(telegram: FakeTelegram, methods: frozenset[str], since: int = 0) -> int:
@@ -203,16 +120,3 @@ class OkCounter:
                 self._count += 1
             self._settled += 1
         return self._count + count_ok(self._telegram, self._methods, self._settled)
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float, what: str, bot: BotProcess | None = None,
-                     every: float = 0.05) -> None:
-    """Poll `predicate`; RuntimeError naming `what` (with the bot's log tail) if it stays false."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if bot is not None and bot.process is not None and bot.process.returncode is not None:
-            raise RuntimeError(f"the bot died while waiting for {what}:\n{bot.log_tail()}")
-        if time.monotonic() > deadline:
-            tail = f"\n{bot.log_tail()}" if bot is not None else ""
-            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}{tail}")
-        await asyncio.sleep(every)

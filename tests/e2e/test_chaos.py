@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.chaos import PHASES, ChaosConfig, run_chaos
 from bot.config import Settings
 from bot.store import JobRepository, create_engine, session_factory
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import media, wait_acknowledged, wait_media
 from tests.fakes import samples
+from tests.harness.chaos import PHASES, ChaosConfig, run_chaos
 
 
 async def stored_jobs(settings: Settings) -> int:

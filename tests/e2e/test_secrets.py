@@ -12,12 +12,8 @@ import asyncio
 import io
 import json
 import logging
-import os
-import signal
 import socket
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -26,14 +22,13 @@ from sqlalchemy import MetaData, select
 
 from bot.config import Settings
 from bot.logs import NOISY_LOGGERS, redacting_handler
-from bot.sandbox import FaultConfig, Sandbox, SandboxConfig
+from bot.sandbox import FaultConfig, Sandbox
 from bot.store import FINAL_STATES, create_engine
 from tests.e2e.conftest import ALICE, SERVICE_KEY, RunningBot
 from tests.e2e.helpers import media, wait_acknowledged, wait_media
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, TgFaults, User, private_chat
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.harness import BotProcess, bot_settings, sandbox_config
 
 ONE_IMAGE_REQUESTS = ("/upscale 2", "/retouch", "/art oil a stormy sea", "/removebg", "/headshot business 2",
                       "/colorize", "/restore", "/expand 10 20 30 40")
@@ -170,10 +165,8 @@ def all_logs(telegram: FakeTelegram) -> Iterator[tuple[RawRecords, io.StringIO]]
 async def sandbox(request: pytest.FixtureRequest, task_seconds: float) -> AsyncIterator[Sandbox]:
     """The conftest sandbox, with faults when a test parametrizes it indirectly."""
     faults = getattr(request, "param", None) or FaultConfig()
-    service = Sandbox(SandboxConfig(api_key=SERVICE_KEY, task_seconds=task_seconds, faults=faults))
-    await service.start()
-    yield service
-    await service.stop()
+    async with Sandbox(sandbox_config(task_seconds=task_seconds, faults=faults)) as service:
+        yield service
 
 
 @pytest.fixture
@@ -296,28 +289,15 @@ async def test_signed_links_hand_images_over_and_expire(signed_settings, telegra
         await running.stop()
 
 
-def process_env(**settings: str) -> dict[str, str]:
-    """The environment of a `python -m bot` process: only the settings given, none of the caller's."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("AIART_", "TELEGRAM_", "DATABASE_", "BOT_", "PUBLIC_", "LOG_", "IMAGE_", "MEDIA_"))}
-    env.update(PYTHONPATH=str(REPO), LOG_LEVEL="DEBUG", **settings)
-    return env
-
-
 async def test_the_real_process_logs_no_secret_even_at_debug(tmp_path, telegram, sandbox, alice_chat):
-    env = process_env(TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_URL=telegram.url,
-                      AIART_API_KEY=SERVICE_KEY, AIART_BASE_URL=sandbox.base_url,
-                      AIART_STATIC_URL=sandbox.static_url)
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", cwd=tmp_path, env=env,
-                                                   stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    bot = BotProcess(bot_settings(telegram, sandbox, log_level="DEBUG"), tmp_path, telegram)
     try:
-        await telegram.wait_for(lambda: any(c.method == "getUpdates" for c in telegram.calls), 30)
+        await bot.start(timeout=30)
         telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(210, 140), caption="/retouch")
         await wait_media(telegram, alice_chat.id, timeout=30)
     finally:
-        process.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(process.communicate(), 30)
-    log = stderr.decode()
+        await bot.close()
+    log = bot.log_text()
     assert " DEBUG bot." in log  # it really logged at DEBUG
     assert "HTTP Request" not in log  # httpx kept quiet
     secrets = {name: needle for name, needle in secret_needles(telegram).items() if "token" in name or "key" in name}
@@ -326,11 +306,13 @@ async def test_the_real_process_logs_no_secret_even_at_debug(tmp_path, telegram,
 
 async def test_a_rejected_token_is_not_printed_when_the_process_stops(tmp_path, telegram):
     wrong = "987654:AAE-wrong-token-the-server-rejects"
-    env = process_env(TELEGRAM_BOT_TOKEN=wrong, TELEGRAM_API_URL=telegram.url)
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", cwd=tmp_path, env=env,
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
-    output = (stdout + stderr).decode()
-    assert process.returncode != 0
+    bot = BotProcess(bot_settings(telegram, telegram_bot_token=wrong, log_level="DEBUG"), tmp_path, telegram)
+    await bot.launch()
+    try:
+        exit_code = await bot.wait(60)
+    finally:
+        await bot.close()
+    output = bot.log_text()
+    assert exit_code != 0
     assert "was rejected by the server" in output  # python-telegram-bot's message, which names the token
     assert wrong not in output and wrong.split(":")[1] not in output, output[-3000:]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.chaos import BotProcess, bot_environment
 from bot.runtime import SHUTDOWN_GRACE_S
 from bot.sandbox import Sandbox, SandboxConfig
 from tests.e2e.conftest import SERVICE_KEY
 from tests.e2e.helpers import media, texts
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, TgFaults, User, private_chat
+from tests.harness import BotProcess, bot_settings, sqlite_url
 
 SEND_STALL_S = 3.0
 pytestmark = pytest.mark.timeout(90)
@@ -41,7 +41,8 @@ async def telegram() -> AsyncIterator[FakeTelegram]:
 
 @pytest.fixture
 async def bot_process(tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox) -> AsyncIterator[BotProcess]:
-    process = BotProcess(bot_environment(telegram, sandbox, tmp_path / "bot.db"), tmp_path, telegram)
+    process = BotProcess(bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), log_level="INFO"),
+                         tmp_path, telegram)
     yield process
     await process.close()
 

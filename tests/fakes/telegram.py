@@ -11,8 +11,8 @@ Point a real client at it::
 Tests act as users (`user_sends`, `user_presses`, ...), which queues updates for getUpdates, and
 inspect what the bot did through `calls`, `sent(chat_id)`, `downloads` and `stats`. Optional
 Telegram flood limits (`rate_limits=True`) and seeded random faults (`TgFaults`) model the
-failures a bot must survive. Modules: models, markup (parse_mode), checks (validation), params
-(request decoding), limits (flood and faults), state (the world), sending and methods (the API).
+failures a bot must survive. Modules: models, checks (validation), params (request decoding), limits
+(flood and faults), state (the world), sending and methods (the API).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from tests.fakes.telegram_checks import is_photo
@@ -58,7 +57,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TOKEN = "123456:TEST-token-abcdefghijklmnopqrstuvwxyz"
 _MAX_REQUEST_BYTES = MAX_DOCUMENT_UPLOAD_BYTES + 4 * 1024 * 1024  # multipart overhead on top
-_URL_FETCH_TIMEOUT = 10.0
 _DUMP_CALLS = 30
 
 
@@ -81,7 +79,7 @@ class FakeTelegram:
         self.rate_limits = rate_limits
         self._clock = clock
         self._state = TelegramState(self.bot_user)
-        self._api = BotApi(self._state, self._fetch_url, bot_username)
+        self._api = BotApi(self._state, bot_username)
         self._limiter = RateLimiter(clock)
         self._fault_plan: FaultPlan | None = None
         self.faults = faults
@@ -92,7 +90,6 @@ class FakeTelegram:
             "fault_timeout": 0, "fault_drop": 0, "internal_errors": 0,
         }
         self._runner: web.AppRunner | None = None
-        self._session: aiohttp.ClientSession | None = None
         self._url: str | None = None
         self._stopping = asyncio.Event()
 
@@ -117,9 +114,6 @@ class FakeTelegram:
         self._state.stopping = True
         self._stopping.set()
         self._state.wake_pollers()
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -358,20 +352,6 @@ class FakeTelegram:
             return _json_error(error)
         self.downloads.append(FileDownload(stored.file_id, file_path, stored.size, self._clock()))
         return web.Response(body=stored.data, content_type="application/octet-stream")
-
-    async def _fetch_url(self, url: str, limit: int) -> tuple[bytes, str]:
-        """Download a URL passed as photo/document, as Telegram's servers would."""
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=_URL_FETCH_TIMEOUT))
-        async with self._session.get(url) as response:
-            if response.status != 200:
-                raise ValueError(f"HTTP {response.status}")
-            body = bytearray()
-            async for chunk in response.content.iter_chunked(64 * 1024):
-                body += chunk
-                if len(body) > limit:
-                    raise ValueError("too large")
-            return bytes(body), response.content_type
 
 
 def _json_error(error: ApiError) -> web.Response:

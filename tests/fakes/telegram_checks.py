@@ -1,7 +1,9 @@
-"""Validation the fake applies the way Telegram does: keyboards, commands, photos, actions, reactions."""
+"""Validation the fake applies the way Telegram does: text formatting, keyboards, commands, photos, actions,
+reactions."""
 
 from __future__ import annotations
 
+import html
 import io
 import re
 import warnings
@@ -16,8 +18,10 @@ from tests.fakes.telegram_models import (
     MAX_PHOTO_ASPECT,
     MAX_PHOTO_SIDES_SUM,
     MAX_PHOTO_UPLOAD_BYTES,
+    MAX_TEXT_LENGTH,
     bad_request,
 )
+from tests.fakes.telegram_params import str_param
 
 _BUTTON_ACTIONS = (
     "callback_data", "url", "switch_inline_query", "switch_inline_query_current_chat",
@@ -32,6 +36,66 @@ CHAT_ACTIONS = frozenset({
     "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note",
 })
 REACTION_EMOJI = frozenset(e.value for e in ReactionEmoji)
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^<>]*>")
+_HTML_TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "tg-spoiler", "span", "a",
+                        "code", "pre", "blockquote", "tg-emoji"})
+#: MarkdownV2's reserved characters that never start markup: unescaped, Telegram refuses the text
+_MD2_UNESCAPED = re.compile(r"(?<!\\)[#+\-={}.!]")
+_MD2_MARKERS = re.compile(r"(?<!\\)(?:\|\||__|[*_~])")
+_MD2_ESCAPE = re.compile(r"\\(.)")
+
+
+def formatted(params: dict[str, Any], text_key: str, entities_key: str) -> tuple[str, list[dict[str, Any]] | None]:
+    """The text (or caption) a user sees, and its entities as sent.
+
+    The bot sends plain text, so the fake does not build entities from parse_mode; it refuses what Telegram
+    surely refuses (an unknown parse_mode, HTML tags Telegram lacks or that do not match, a MarkdownV2
+    character that is never markup left unescaped) and shows the text without its markup.
+    """
+    text = str_param(params, text_key) or ""
+    entities = params.get(entities_key)
+    if entities is not None:
+        return text, entities or None
+    parse_mode = params.get("parse_mode")
+    mode = str(parse_mode).lower() if parse_mode else ""
+    if mode == "html":
+        return _html_text(text), None
+    if mode == "markdownv2":
+        reserved = _MD2_UNESCAPED.search(text)
+        if reserved is not None:
+            raise bad_request(f"can't parse entities: Character '{reserved.group()}' is reserved and must be "
+                              "escaped with the preceding '\\'")
+        return _MD2_ESCAPE.sub(r"\1", _MD2_MARKERS.sub("", text)), None
+    if mode not in ("", "markdown"):
+        raise bad_request(f"unsupported parse_mode {parse_mode!r}")
+    return text, None
+
+
+def message_text(params: dict[str, Any], *, too_long: str) -> tuple[str, list[dict[str, Any]] | None]:
+    """A message's text and entities, refused when empty or over Telegram's length (`too_long` differs by method)."""
+    text, entities = formatted(params, "text", "entities")
+    if not text.strip():
+        raise bad_request("message text is empty")
+    if len(text) > MAX_TEXT_LENGTH:
+        raise bad_request(too_long)
+    return text, entities
+
+
+def _html_text(text: str) -> str:
+    """HTML-formatted text without its tags, if Telegram would parse it."""
+    opened: list[str] = []
+    for tag in _HTML_TAG.finditer(text):
+        closing, name = tag.group(1) == "/", tag.group(2).lower()
+        where = f"at byte offset {len(text[:tag.start()].encode())}"
+        if name not in _HTML_TAGS:
+            raise bad_request(f"can't parse entities: Unsupported start tag \"{name}\" {where}")
+        if not closing:
+            opened.append(name)
+        elif not opened or opened.pop() != name:
+            raise bad_request(f"can't parse entities: Unmatched end tag {where}")
+    if opened:
+        raise bad_request(f"can't parse entities: Can't find end tag corresponding to start tag \"{opened[-1]}\"")
+    return html.unescape(_HTML_TAG.sub("", text))
 
 
 def check_reply_markup(markup: Any) -> dict[str, Any] | None:
@@ -40,38 +104,20 @@ def check_reply_markup(markup: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(markup, dict):
         raise bad_request("object expected as reply markup")
-    if "inline_keyboard" in markup:
-        _check_inline_keyboard(markup["inline_keyboard"])
-        return markup
-    if "keyboard" in markup:
-        rows = markup["keyboard"]
-        if not _is_rows(rows) or not all(
-            isinstance(b, str) or (isinstance(b, dict) and isinstance(b.get("text"), str))
-            for row in rows for b in row
-        ):
-            raise bad_request("can't parse reply keyboard markup JSON object")
-        return markup
-    if markup.get("remove_keyboard") is True or markup.get("force_reply") is True:
-        return markup
-    raise bad_request("can't parse reply keyboard markup JSON object")
+    if "inline_keyboard" not in markup:
+        raise bad_request("reply keyboards are not modelled by the fake: the bot sends inline keyboards")
+    _check_inline_keyboard(markup["inline_keyboard"])
+    return markup
 
 
 def inline_markup_for_edit(markup: Any) -> dict[str, Any] | None:
-    """Edits accept only inline keyboards; an empty keyboard means none."""
+    """The keyboard an edit leaves on a message; an empty keyboard means none."""
     checked = check_reply_markup(markup)
-    if checked is None:
-        return None
-    if "inline_keyboard" not in checked:
-        raise bad_request("inline keyboard expected")
-    return checked if checked["inline_keyboard"] else None
-
-
-def _is_rows(rows: Any) -> bool:
-    return isinstance(rows, list) and all(isinstance(row, list) for row in rows)
+    return checked if checked and checked["inline_keyboard"] else None
 
 
 def _check_inline_keyboard(rows: Any) -> None:
-    if not _is_rows(rows):
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
         raise bad_request("BUTTON_DATA_INVALID")
     buttons = [button for row in rows for button in row]
     if len(buttons) > _MAX_BUTTONS:

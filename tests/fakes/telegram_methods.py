@@ -12,18 +12,16 @@ from tests.fakes.telegram_checks import (
     check_commands,
     check_reactions,
     inline_markup_for_edit,
+    message_text,
 )
-from tests.fakes.telegram_markup import parse_formatted
 from tests.fakes.telegram_members import ChatMembers
 from tests.fakes.telegram_models import (
     MAX_BOT_DOWNLOAD_BYTES,
-    MAX_CAPTION_LENGTH,
-    MAX_TEXT_LENGTH,
     StoredMessage,
     bad_request,
 )
 from tests.fakes.telegram_params import int_param, str_param
-from tests.fakes.telegram_sending import Files, MessageSender, UrlFetcher
+from tests.fakes.telegram_sending import Files, MessageSender
 from tests.fakes.telegram_state import TelegramState
 
 Handler = Callable[[dict[str, Any], Files], Awaitable[Any]]
@@ -39,27 +37,23 @@ _MAX_CALLBACK_ANSWER = 200
 class BotApi:
     """Dispatches method names (case-insensitive, as Telegram does) to their implementations."""
 
-    def __init__(self, state: TelegramState, fetch_url: UrlFetcher, bot_username: str) -> None:
+    def __init__(self, state: TelegramState, bot_username: str) -> None:
         self._state = state
         self._bot_username = bot_username
         self._commands: dict[str, list[dict[str, str]]] = {}
         self.members = ChatMembers(state)
-        sender = MessageSender(state, fetch_url)
+        sender = MessageSender(state)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
             "getUpdates": self.get_updates,
             "deleteWebhook": self.delete_webhook,
-            "getWebhookInfo": self.get_webhook_info,
             "setMyCommands": self.set_my_commands,
             "getMyCommands": self.get_my_commands,
-            "deleteMyCommands": self.delete_my_commands,
             "sendMessage": sender.send_message,
             "sendPhoto": sender.send_photo,
             "sendDocument": sender.send_document,
             "sendMediaGroup": sender.send_media_group,
             "editMessageText": self.edit_message_text,
-            "editMessageCaption": self.edit_message_caption,
-            "editMessageReplyMarkup": self.edit_message_reply_markup,
             "deleteMessage": self.delete_message,
             "answerCallbackQuery": self.answer_callback_query,
             "sendChatAction": self.send_chat_action,
@@ -115,11 +109,6 @@ class BotApi:
             self._state.updates.clear()
         return True
 
-    async def get_webhook_info(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
-        """getWebhookInfo."""
-        return {"url": "", "has_custom_certificate": False,
-                "pending_update_count": len(self._state.updates)}
-
     async def set_my_commands(self, params: dict[str, Any], files: Files) -> bool:
         """setMyCommands for a scope and language."""
         commands = check_commands(params.get("commands"))
@@ -130,11 +119,6 @@ class BotApi:
     async def get_my_commands(self, params: dict[str, Any], files: Files) -> list[dict[str, str]]:
         """getMyCommands."""
         return self.commands(params.get("scope"), str_param(params, "language_code") or "")
-
-    async def delete_my_commands(self, params: dict[str, Any], files: Files) -> bool:
-        """deleteMyCommands."""
-        self._commands.pop(_scope_key(params.get("scope"), str_param(params, "language_code") or ""), None)
-        return True
 
     # --- edits and deletes --------------------------------------------------------------------
 
@@ -171,36 +155,9 @@ class BotApi:
         message = self._editable(params)
         if message.kind != "text":
             raise bad_request("there is no text in the message to edit")
-        text, entities = parse_formatted(
-            str_param(params, "text") or "", params.get("parse_mode"), params.get("entities")
-        )
-        if not text.strip():
-            raise bad_request("message text is empty")
-        if len(text) > MAX_TEXT_LENGTH:
-            raise bad_request("MESSAGE_TOO_LONG")
+        text, entities = message_text(params, too_long="MESSAGE_TOO_LONG")
         markup = inline_markup_for_edit(params.get("reply_markup"))
         return self._apply_edit(message, {"text": text, "entities": entities, "reply_markup": markup})
-
-    async def edit_message_caption(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
-        """editMessageCaption; an absent caption removes it."""
-        message = self._editable(params)
-        if message.kind == "text":
-            raise bad_request("there is no caption in the message to edit")
-        caption, entities = parse_formatted(
-            str_param(params, "caption") or "", params.get("parse_mode"), params.get("caption_entities")
-        )
-        if len(caption) > MAX_CAPTION_LENGTH:
-            raise bad_request("message caption is too long")
-        markup = inline_markup_for_edit(params.get("reply_markup"))
-        return self._apply_edit(
-            message, {"caption": caption or None, "caption_entities": entities, "reply_markup": markup}
-        )
-
-    async def edit_message_reply_markup(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
-        """editMessageReplyMarkup."""
-        message = self._editable(params)
-        markup = inline_markup_for_edit(params.get("reply_markup"))
-        return self._apply_edit(message, {"reply_markup": markup})
 
     async def delete_message(self, params: dict[str, Any], files: Files) -> bool:
         """deleteMessage: any message in private chats, others' messages in groups only as admin."""

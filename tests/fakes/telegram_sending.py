@@ -2,31 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.telegram_checks import check_reply_markup, inspect_photo
-from tests.fakes.telegram_markup import parse_formatted
+from tests.fakes.telegram_checks import check_reply_markup, formatted, message_text
 from tests.fakes.telegram_models import (
     MAX_ALBUM_ITEMS,
     MAX_CAPTION_LENGTH,
     MAX_DOCUMENT_UPLOAD_BYTES,
-    MAX_TEXT_LENGTH,
-    MAX_URL_PHOTO_BYTES,
     MIN_ALBUM_ITEMS,
     ApiError,
     Chat,
     StoredMessage,
     bad_request,
 )
-from tests.fakes.telegram_params import str_param
 from tests.fakes.telegram_state import TelegramState
 
 Files = dict[str, tuple[str, bytes, str]]
-# Fetches a URL the way Telegram's servers would: returns (body, content type) or raises.
-UrlFetcher = Callable[[str, int], Awaitable[tuple[bytes, str]]]
-_URL_DOCUMENT_TYPES = ("application/pdf", "application/zip", "image/gif")
 
 
 @dataclass
@@ -50,20 +42,13 @@ class _Prepared:
 class MessageSender:
     """Implements the methods that put new bot messages into chats."""
 
-    def __init__(self, state: TelegramState, fetch_url: UrlFetcher) -> None:
+    def __init__(self, state: TelegramState) -> None:
         self._state = state
-        self._fetch_url = fetch_url
 
     async def send_message(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
         """sendMessage."""
         chat = self._state.require_chat(params)
-        text, entities = parse_formatted(
-            str_param(params, "text") or "", params.get("parse_mode"), params.get("entities")
-        )
-        if not text.strip():
-            raise bad_request("message text is empty")
-        if len(text) > MAX_TEXT_LENGTH:
-            raise bad_request("message is too long")
+        text, entities = message_text(params, too_long="message is too long")
         markup = check_reply_markup(params.get("reply_markup"))
         reply_to = self._state.resolve_reply(chat, params)
         message = self._store(chat, _Prepared("text", {"text": text, "entities": entities}),
@@ -72,18 +57,17 @@ class MessageSender:
 
     async def send_photo(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
         """sendPhoto."""
-        chat = self._state.require_chat(params)
-        media = await self._media(params.get("photo"), files, "photo", "photo")
-        prepared = self._prepare_photo(media, params)
-        markup = check_reply_markup(params.get("reply_markup"))
-        reply_to = self._state.resolve_reply(chat, params)
-        return self._store(chat, prepared, reply_to, markup).to_dict()
+        return self._send_one(params, files, "photo")
 
     async def send_document(self, params: dict[str, Any], files: Files) -> dict[str, Any]:
         """sendDocument."""
+        return self._send_one(params, files, "document")
+
+    def _send_one(self, params: dict[str, Any], files: Files, kind: str) -> dict[str, Any]:
         chat = self._state.require_chat(params)
-        media = await self._media(params.get("document"), files, "document", "document")
-        prepared = self._prepare_document(media, params)
+        media = self._media(params.get(kind), files, kind, kind)
+        prepare = self._prepare_photo if kind == "photo" else self._prepare_document
+        prepared = prepare(media, params)
         markup = check_reply_markup(params.get("reply_markup"))
         reply_to = self._state.resolve_reply(chat, params)
         return self._store(chat, prepared, reply_to, markup).to_dict()
@@ -108,7 +92,7 @@ class MessageSender:
             raise bad_request("document can't be mixed with other media types")
         prepared = []
         for item in items:
-            media = await self._media(item.get("media"), files, item["type"], item["type"])
+            media = self._media(item.get("media"), files, item["type"], item["type"])
             if item["type"] == "photo":
                 prepared.append(self._prepare_photo(media, item))
             else:
@@ -126,10 +110,9 @@ class MessageSender:
         )
 
     def _caption(self, params: dict[str, Any]) -> dict[str, Any]:
-        caption = str_param(params, "caption")
-        if caption is None:
+        if params.get("caption") is None:
             return {}
-        text, entities = parse_formatted(caption, params.get("parse_mode"), params.get("caption_entities"))
+        text, entities = formatted(params, "caption", "caption_entities")
         if len(text) > MAX_CAPTION_LENGTH:
             raise bad_request("message caption is too long")
         return {"caption": text or None, "caption_entities": entities}
@@ -155,8 +138,8 @@ class MessageSender:
                                       "file_name": document["file_name"],
                                       "mime_type": document["mime_type"], **caption})
 
-    async def _media(self, value: Any, files: Files, field: str, kind: str) -> _Media:
-        """Resolve a photo/document parameter: direct upload, attach://, URL or file_id."""
+    def _media(self, value: Any, files: Files, field: str, kind: str) -> _Media:
+        """Resolve a photo/document parameter: direct upload, attach:// or file_id."""
         if value is None and field in files:
             return self._uploaded(files[field], kind)
         if not isinstance(value, str) or not value:
@@ -167,7 +150,7 @@ class MessageSender:
                 raise bad_request("wrong file identifier/HTTP URL specified")
             return self._uploaded(upload, kind)
         if value.startswith(("http://", "https://")):
-            return await self._from_url(value, kind)
+            raise bad_request("sending by URL is not modelled by the fake: the bot uploads its results")
         stored = self._state.files.get(value)
         if stored is None:
             raise bad_request("wrong file identifier/HTTP URL specified")
@@ -182,19 +165,3 @@ class MessageSender:
         if not data:
             raise bad_request("file must be non-empty")
         return _Media(data, file_name or kind, content_type or "application/octet-stream")
-
-    async def _from_url(self, url: str, kind: str) -> _Media:
-        limit = MAX_URL_PHOTO_BYTES if kind == "photo" else MAX_DOCUMENT_UPLOAD_BYTES
-        try:
-            data, content_type = await self._fetch_url(url, limit)
-        except Exception:  # Telegram reports every fetch failure the same way
-            raise bad_request("failed to get HTTP URL content") from None
-        file_name = url.rsplit("/", 1)[-1].split("?", 1)[0] or kind
-        if kind == "photo":
-            try:
-                inspect_photo(data)
-            except ApiError:
-                raise bad_request("wrong type of the web page content") from None
-        elif content_type not in _URL_DOCUMENT_TYPES:
-            raise bad_request("wrong type of the web page content")
-        return _Media(data, file_name, content_type)

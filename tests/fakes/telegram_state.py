@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import mimetypes
+import re
 import secrets
 import time
 from typing import Any
 
 from tests.fakes.telegram_checks import inspect_photo, is_photo
-from tests.fakes.telegram_markup import command_entities
 from tests.fakes.telegram_models import (
     ApiError,
     Chat,
@@ -25,6 +25,20 @@ _PHOTO_BOXES = (90, 320)
 _CONFLICT = (
     "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
 )
+_COMMAND = re.compile(r"(?<![^\s])/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{1,32})?(?![A-Za-z0-9_@])")
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, the unit of Telegram entity offsets."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def command_entities(text: str) -> list[dict[str, Any]]:
+    """bot_command entities for every /command (incl. /command@bot) standing as a word."""
+    return [
+        {"type": "bot_command", "offset": utf16_len(text[: m.start()]), "length": utf16_len(m.group())}
+        for m in _COMMAND.finditer(text)
+    ]
 
 
 class TelegramState:

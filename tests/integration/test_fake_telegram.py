@@ -111,10 +111,10 @@ async def test_send_message_with_keyboard_replies_and_shares_the_id_counter(
     assert record.reply_markup == {"inline_keyboard": [[{"text": "Upscale", "callback_data": "op:upscale"}]]}
 
 
-async def test_html_parse_mode_makes_entities_and_rejects_bad_markup(bot: telegram.Bot) -> None:
+async def test_parse_mode_shows_the_text_and_rejects_bad_markup(bot: telegram.Bot) -> None:
+    # the bot sends plain text: the fake checks markup only as far as Telegram surely refuses it
     sent = await bot.send_message(ALICE_CHAT.id, "<b>Done</b> &amp; <i>saved</i>", parse_mode="HTML")
     assert sent.text == "Done & saved"
-    assert [(e.type, e.offset, e.length) for e in sent.entities] == [("bold", 0, 4), ("italic", 7, 5)]
     for broken in ("<b>unclosed", "<b>x</i>", "line<br>break"):
         with pytest.raises(BadRequest, match="(?i)can't parse entities"):
             await bot.send_message(ALICE_CHAT.id, broken, parse_mode="HTML")
@@ -122,8 +122,10 @@ async def test_html_parse_mode_makes_entities_and_rejects_bad_markup(bot: telegr
         await bot.send_message(ALICE_CHAT.id, "Done in 1.5 s", parse_mode="MarkdownV2")
     escaped = await bot.send_message(ALICE_CHAT.id, "*Done* in 1\\.5 s", parse_mode="MarkdownV2")
     assert escaped.text == "Done in 1.5 s"
+    with pytest.raises(BadRequest, match="(?i)unsupported parse_mode"):
+        await bot.send_message(ALICE_CHAT.id, "Done", parse_mode="BBCode")
     longest = await bot.send_message(ALICE_CHAT.id, "<b>x</b>" + "y" * 4095, parse_mode="HTML")
-    assert len(longest.text) == 4096  # counted after entity parsing
+    assert len(longest.text) == 4096  # counted without the markup
     with pytest.raises(BadRequest, match="(?i)message is too long"):
         await bot.send_message(ALICE_CHAT.id, "y" * 4097)
 
@@ -262,17 +264,12 @@ async def test_get_file_refuses_files_over_20_mb(fake: FakeTelegram, bot: telegr
         await bot.get_file("no-such-file")
 
 
-async def test_photo_by_file_id_and_by_url(fake: FakeTelegram, bot: telegram.Bot) -> None:
+async def test_photo_by_file_id(fake: FakeTelegram, bot: telegram.Bot) -> None:
     data = image_bytes(50, 40)
     file_id = fake.add_file(data)
     by_id = await bot.send_photo(ALICE_CHAT.id, file_id)
     assert by_id.photo[-1].file_id == file_id
-    url = (await bot.get_file(file_id)).file_path  # served by the fake's own file endpoint
-    by_url = await bot.send_photo(ALICE_CHAT.id, url)
-    assert (by_url.photo[-1].width, by_url.photo[-1].height) == (50, 40)
-    assert [r.media for r in fake.sent(ALICE_CHAT.id)] == [data, data]
-    with pytest.raises(BadRequest, match="(?i)failed to get http url content"):
-        await bot.send_photo(ALICE_CHAT.id, "http://127.0.0.1:1/missing.png")
+    assert [r.media for r in fake.sent(ALICE_CHAT.id)] == [data]
     with pytest.raises(BadRequest, match="(?i)wrong file identifier"):
         await bot.send_photo(ALICE_CHAT.id, "AgACunknown")
 
