@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 #: headers aiohttp works out itself from the body it is given
@@ -22,10 +23,12 @@ _BODY_FRAMING = frozenset({b"content-length", b"transfer-encoding"})
 _CHUNK = 64 * 1024
 
 
-def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options: Any) -> aiohttp.ClientSession:
-    """An aiohttp session with no cookie jar, trusting the certificates httpx would (0 connections: no cap)."""
+def client_session(max_connections: int, *, keepalive_s: float = 15.0, resolver: AbstractResolver | None = None,
+                   **options: Any) -> aiohttp.ClientSession:
+    """An aiohttp session with no cookie jar, trusting the certificates httpx would (0 connections: no cap);
+    `resolver`, when given, picks the addresses its connections go to."""
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, keepalive_timeout=keepalive_s,
-                                     ssl=httpx.create_ssl_context())
+                                     ssl=httpx.create_ssl_context(), resolver=resolver)
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), **options)
 
 
@@ -91,15 +94,16 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     It keeps at most limits.max_connections open, idle ones for limits.keepalive_expiry.
     """
 
-    def __init__(self, limits: httpx.Limits = httpx.Limits()) -> None:
+    def __init__(self, limits: httpx.Limits = httpx.Limits(), *, resolver: AbstractResolver | None = None) -> None:
         self._limits = limits
+        self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # httpx sets the headers, keeps the cookies and decodes the content: aiohttp passes all through
             self._session = client_session(self._limits.max_connections or 0,
-                                           keepalive_s=self._limits.keepalive_expiry or 15.0,
+                                           keepalive_s=self._limits.keepalive_expiry or 15.0, resolver=self._resolver,
                                            auto_decompress=False, skip_auto_headers=("User-Agent", "Content-Type"))
         return self._session
 
