@@ -31,7 +31,7 @@ from pathlib import Path
 from bench.perf.flood import run_flood
 from bench.perf.idle import run_idle
 from bench.perf.polling import run_polling
-from bench.perf.prep import run_prep
+from bench.perf.prep import run_prep, run_prep_flood
 from bench.perf.report import KEYS, figures_table, json_line, median_figures
 from bench.perf.throughput import run_throughput
 from tests.harness import ROOT
@@ -161,6 +161,10 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
             say(f"  {result.operation:<44} {result.median_ms:6.1f} ms   peak +{result.peak_mb:5.1f} MB   -> {result.output}")
         figures["prep_ms_12mp"] = results[0].median_ms
         figures["prep_peak_mb"] = max(result.peak_mb for result in results)
+        flood = await run_prep_flood(workdir / "prep")
+        figures["prep_flood_peak_rss_mb"] = flood.peak_rss_mb
+        say(f"  {flood.inputs} PNGs of 40 MP at once through the worker's preparation slots: "
+            f"peak RSS {flood.peak_rss_mb:.0f} MB in {flood.seconds:.0f} s (target <= 400 MB)")
     if "flood" in sections:
         say(f"flood: {sizes.flood_chats} private chats x {sizes.flood_jobs_per_chat} jobs + 2 groups, every task "
             "finishing together, fake Bot API enforcing flood limits")

@@ -25,7 +25,8 @@ class MigrateSettings(BaseSettings):
 
 def _secrets(settings: Settings) -> list[str]:
     secrets = (settings.telegram_bot_token, settings.aiart_api_key, settings.media_secret)
-    return [secret.get_secret_value() for secret in secrets if secret]
+    database = [settings.database_password] if settings.database_password else []
+    return [secret.get_secret_value() for secret in secrets if secret] + database
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 IdList = Annotated[frozenset[int], NoDecode]
+HostList = Annotated[frozenset[str], NoDecode]
 
 
 class Settings(BaseSettings):
@@ -25,8 +27,17 @@ class Settings(BaseSettings):
     aiart_api_key: SecretStr | None = None
     aiart_base_url: str = "https://api-b.fotor.com"
     aiart_static_url: str = "https://pub-static.fotor.com"
+    #: when set, result images are fetched only from these hosts (and AIART_STATIC_URL's host)
+    aiart_result_hosts: HostList = frozenset()
+    #: result downloads at once (each up to 50 MB, a headshot has up to ten)
+    result_download_concurrency: int = Field(default=4, ge=1)
+    #: input images prepared at once, and the megapixels they may have together (a 40 MP image takes
+    #: about 250 MB while it is prepared; one larger than the budget is prepared alone)
+    image_prepare_concurrency: int = Field(default=2, ge=1)
+    image_prepare_megapixels: float = Field(default=50.0, gt=0)
 
-    database_url: str = "sqlite+aiosqlite:///./data/bot.db"
+    #: holds the database password, if any: kept out of repr (see database_password)
+    database_url: str = Field(default="sqlite+aiosqlite:///./data/bot.db", repr=False)
     public_url: str | None = None
     media_host: str = "127.0.0.1"
     media_port: int = 8081
@@ -66,12 +77,30 @@ class Settings(BaseSettings):
             return frozenset(int(part) for part in value.replace(";", ",").split(",") if part.strip())
         return value
 
+    @field_validator("aiart_result_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        """Accept "a.example, b.example" as well as a list."""
+        if isinstance(value, str):
+            return frozenset(part.strip().lower() for part in value.replace(";", ",").split(",") if part.strip())
+        return value
+
     @field_validator("image_handoff")
     @classmethod
     def _signed_links_need_a_public_url(cls, value: str, info: ValidationInfo) -> str:
         if value == "signed_url" and not info.data.get("public_url"):
             raise ValueError("IMAGE_HANDOFF=signed_url needs PUBLIC_URL: where the service can reach this bot")
         return value
+
+    @property
+    def database_password(self) -> str | None:
+        """The password in DATABASE_URL (in the URL's user part or a `password=` query parameter), decoded."""
+        parts = urlsplit(self.database_url)
+        userinfo, at, _ = parts.netloc.rpartition("@")
+        password = userinfo.partition(":")[2] if at else ""
+        if password:
+            return unquote(password)
+        return next(iter(parse_qs(parts.query).get("password", [])), None)
 
     @property
     def uses_sandbox(self) -> bool:

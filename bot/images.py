@@ -18,10 +18,15 @@ This module is a leaf: it imports nothing from the rest of `bot`.
 
 from __future__ import annotations
 
+import asyncio
 import base64 as _base64
+import collections
+import ctypes
+import ctypes.util
 import io
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
@@ -32,6 +37,7 @@ __all__ = [
     "ImageInfo",
     "ImageLimits",
     "ImageRejected",
+    "PreparationSlots",
     "PreparedImage",
     "inspect",
     "prepare",
@@ -213,6 +219,111 @@ def prepare(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> PreparedImage:
             raise
         except _PILLOW_ERRORS as exc:
             raise ImageRejected(_damaged_reason(limits)) from exc
+
+
+class PreparationSlots:
+    """Runs `prepare` in worker threads, at most `concurrency` at once and their pixels within a budget.
+
+    Preparing a 40-megapixel image takes about 250 MB and over a second of CPU, and a PNG that small
+    on the wire can decode to that much: without a bound, a few users sending such files at once
+    would take the process's memory. Each preparation reserves its pixel count (read from the
+    header first, which also refuses bad input before it waits); one larger than the whole budget
+    runs alone. Waiters are served in order, so a large image is not passed over forever. A slot is
+    given back only when its thread has finished, even if the caller was cancelled meanwhile.
+
+    After each preparation the C allocator is asked to give freed memory back (glibc's malloc_trim):
+    it keeps an arena per thread, and an arena that once held a decoded image keeps most of it, so
+    without that, twenty 40 MP inputs prepared one at a time still peaked at 420 MB (260 MB with it;
+    see bench/perf/prep.py, run_prep_flood).
+    """
+
+    def __init__(self, concurrency: int = 2, max_pixels: int = 50_000_000) -> None:
+        if concurrency < 1 or max_pixels < 1:
+            raise ValueError("preparation needs at least one slot and one pixel")
+        self._concurrency = concurrency
+        self._max_pixels = max_pixels
+        self._running = 0
+        self._pixels = 0
+        self._waiting: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
+
+    @property
+    def running(self) -> int:
+        """Preparations holding a slot now."""
+        return self._running
+
+    async def prepare(self, data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> PreparedImage:
+        """`prepare(data, limits)` in a thread, once a slot and the pixels are free."""
+        info = inspect(data, limits)
+        cost = min(info.width * info.height, self._max_pixels)
+        await self._acquire(cost)
+        work = asyncio.ensure_future(asyncio.to_thread(_prepare_and_trim, data, limits))
+        work.add_done_callback(lambda done: self._finished(done, cost))
+        # shielded: a cancelled caller stops waiting, but the slot stays taken until the thread is done
+        return await asyncio.shield(work)
+
+    def _finished(self, work: asyncio.Future[PreparedImage], cost: int) -> None:
+        if not work.cancelled():
+            work.exception()  # the caller may be gone; its error must not be logged as never retrieved
+        self._release(cost)
+
+    def _fits(self, cost: int) -> bool:
+        return self._running < self._concurrency and self._pixels + cost <= self._max_pixels
+
+    async def _acquire(self, cost: int) -> None:
+        if not self._waiting and self._fits(cost):
+            self._take(cost)
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (cost, granted)
+        self._waiting.append(entry)
+        try:
+            await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self._release(cost)  # granted just as the caller was cancelled: give it to the next
+            else:
+                self._waiting.remove(entry)
+                self._grant()
+            raise
+
+    def _take(self, cost: int) -> None:
+        self._running += 1
+        self._pixels += cost
+
+    def _release(self, cost: int) -> None:
+        self._running -= 1
+        self._pixels -= cost
+        self._grant()
+
+    def _grant(self) -> None:
+        while self._waiting and self._fits(self._waiting[0][0]):
+            cost, granted = self._waiting.popleft()
+            self._take(cost)
+            granted.set_result(None)
+
+
+def _prepare_and_trim(data: bytes, limits: ImageLimits) -> PreparedImage:
+    try:
+        return prepare(data, limits)
+    finally:
+        _release_freed_memory()
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _load_malloc_trim()
+
+
+def _release_freed_memory() -> None:
+    # a few milliseconds after a preparation of a second or so; it gives back the decoded pixels
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _open_checked(data: bytes, limits: ImageLimits) -> tuple[ImageFile.ImageFile, ImageInfo]:

@@ -10,6 +10,7 @@ puts the token into the message of the InvalidToken it raises at start-up.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from types import TracebackType
@@ -21,6 +22,8 @@ MIN_SECRET_LENGTH = 6
 #: loggers that print secrets or user content below WARNING
 NOISY_LOGGERS = ("httpx", "httpcore", "telegram", "apscheduler", "aiohttp.access", "hpack")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: the password of any URL with credentials (a database URL): blanked whatever its length
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]*:)[^\s/@]+@")
 
 
 def secret_forms(secrets: Iterable[str]) -> list[str]:
@@ -36,21 +39,20 @@ def secret_forms(secrets: Iterable[str]) -> list[str]:
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces known secret strings in every record's final message (a last line of defence)."""
+    """Replaces known secret strings, and the password of any URL, in every record's final message
+    (a last line of defence)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
         self._secrets = secret_forms(secrets)
 
     def redact(self, text: str) -> str:
-        """`text` with every known secret replaced."""
+        """`text` with every known secret, and every URL's password, replaced."""
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
-        return text
+        return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._secrets:
-            return True
         message = record.getMessage()
         redacted = self.redact(message)
         if redacted != message:

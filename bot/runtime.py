@@ -18,7 +18,7 @@ from bot.aiart import AiartClient
 from bot.config import Settings
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
-from bot.jobs.results import ResultFetcher
+from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import serve_media
@@ -39,11 +39,12 @@ SHUTDOWN_GRACE_S = 15.0
 
 @dataclass(frozen=True)
 class ServiceConnection:
-    """A client for the image service and the HTTP client under it (shared for result downloads)."""
+    """A client for the image service, the HTTP client under it, and the fetcher of its results."""
 
     client: AiartClient
     http: httpx.AsyncClient
     sandbox: Sandbox | None
+    fetcher: ResultFetcher
 
 
 @contextlib.asynccontextmanager
@@ -65,10 +66,15 @@ async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection
     try:
         timeout = httpx.Timeout(30.0, connect=10.0)
         limits = httpx.Limits(max_connections=max(10, settings.service_concurrency * 2))
+        # results come only from public addresses, or from the service's own origins (the sandbox's loopback)
+        guard = ResultGuard(trusted=(base_url, static_url), allowed_hosts=settings.aiart_result_hosts,
+                            static_url=static_url)
         async with httpx.AsyncClient(timeout=timeout, transport=AiohttpTransport(limits),
-                                     follow_redirects=True) as http:
+                                     follow_redirects=True) as http, \
+                result_client(guard, max_connections=settings.result_download_concurrency) as results:
             client = AiartClient(http, base_url=base_url, api_key=key, static_url=static_url)
-            yield ServiceConnection(client, http, sandbox)
+            fetcher = ResultFetcher(results, guard=guard, concurrency=settings.result_download_concurrency)
+            yield ServiceConnection(client, http, sandbox, fetcher)
     finally:
         if sandbox is not None:
             await sandbox.stop()
@@ -84,6 +90,8 @@ def worker_config(settings: Settings, *, shutdown_grace: float) -> WorkerConfig:
     # the idle sleep is the longest the worker waits before looking for due work again: unscaled, a
     # time-scaled check (0.2 s away at scale 0.1) would look up to 10 scaled seconds late
     return WorkerConfig(owner=worker_id(settings), service_concurrency=settings.service_concurrency,
+                        prepare_concurrency=settings.image_prepare_concurrency,
+                        prepare_pixels=int(settings.image_prepare_megapixels * 1_000_000),
                         shutdown_grace=shutdown_grace, idle_sleep=WorkerConfig.idle_sleep * settings.poll_time_scale)
 
 
@@ -112,7 +120,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             notifier = notifier_for(application, sandbox=settings.uses_sandbox)
             worker = Worker(sessions, service.client, notifier, catalogue,
                             handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
-                            fetcher=ResultFetcher(service.http),
+                            fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=PollSchedule.for_policy(settings.poll_policy,
                                                              time_scale=settings.poll_time_scale))

@@ -23,12 +23,15 @@ from typing import Any
 import aiohttp
 import httpx
 import httpx_aiohttp
+from aiohttp.abc import AbstractResolver
 
 
-def client_session(max_connections: int, *, keepalive_s: float = 15.0, **options: Any) -> aiohttp.ClientSession:
-    """An aiohttp session with no cookie jar, trusting the certificates httpx would (0 connections: no cap)."""
+def client_session(max_connections: int, *, keepalive_s: float = 15.0, resolver: AbstractResolver | None = None,
+                   **options: Any) -> aiohttp.ClientSession:
+    """An aiohttp session with no cookie jar, trusting the certificates httpx would (0 connections: no cap);
+    `resolver`, when given, picks the addresses its connections go to."""
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, keepalive_timeout=keepalive_s,
-                                     ssl=httpx.create_ssl_context())
+                                     ssl=httpx.create_ssl_context(), resolver=resolver)
     return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), **options)
 
 
@@ -98,13 +101,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     library's, it is used by one client: closing it closes its connections for good.
     """
 
-    def __init__(self, limits: httpx.Limits = httpx.Limits()) -> None:
+    def __init__(self, limits: httpx.Limits = httpx.Limits(), *, resolver: AbstractResolver | None = None) -> None:
         self._limits = limits
+        self._resolver = resolver
         self._inner = httpx_aiohttp.AiohttpTransport(limits=limits, client=self._session)
 
     def _session(self) -> aiohttp.ClientSession:
         # made on the first request, inside the running loop; httpx keeps the cookies, so aiohttp keeps none
-        return client_session(self._limits.max_connections or 0, keepalive_s=self._limits.keepalive_expiry or 15.0)
+        return client_session(self._limits.max_connections or 0, keepalive_s=self._limits.keepalive_expiry or 15.0,
+                              resolver=self._resolver)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:

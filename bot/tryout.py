@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.images import ImageRejected, prepare, reencode
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
-from bot.jobs.results import ResultFetcher, ResultUnavailable
+from bot.jobs.results import ResultUnavailable
 from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing, build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
@@ -122,7 +122,7 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
         if task.state is TaskState.FAILED:
             print(f"error: the task failed: {task.reason or 'no reason given'}", file=sys.stderr)
             return 1
-        fetcher = ResultFetcher(service.http)
+        fetcher = service.fetcher
         try:
             for path, url in zip(output_paths(args.out, len(task.result_urls)), task.result_urls, strict=True):
                 result = await fetcher.fetch(url, name=path.stem)

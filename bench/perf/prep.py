@@ -106,5 +106,66 @@ async def run_prep(workdir: Path, runs: int) -> list[PrepResult]:
     return sorted(results, key=lambda result: -result.median_ms)
 
 
+#: the flood of large inputs: this many at once, each a small PNG that decodes to 40 megapixels
+FLOOD_INPUTS, FLOOD_SIZE = 20, (8000, 5000)
+
+
+@dataclass(frozen=True)
+class PrepFloodResult:
+    """Peak resident memory of one process preparing many large inputs at once."""
+
+    inputs: int
+    bounded: bool
+    peak_rss_mb: float
+    seconds: float
+
+
+def _flood_child(path: str, inputs: int, bounded: bool, operation_name: str) -> dict[str, float]:
+    """Prepare `inputs` copies of the image at once, through the worker's PreparationSlots (`bounded`,
+    with the settings' defaults) or each in its own thread; report the process's peak RSS."""
+    from bot.config import Settings
+    from bot.images import PreparationSlots, prepare
+    from bot.operations.catalogue import build_catalogue
+    from bot.operations.styles import load_catalogue
+
+    limits = build_catalogue(load_catalogue(None))[operation_name].limits
+    data = Path(path).read_bytes()
+    settings = Settings(_env_file=None)
+    slots = PreparationSlots(settings.image_prepare_concurrency, int(settings.image_prepare_megapixels * 1_000_000))
+
+    async def flood() -> None:
+        if bounded:
+            await asyncio.gather(*(slots.prepare(data, limits) for _ in range(inputs)))
+        else:  # what the worker did before: every submission straight into a thread of its own
+            await asyncio.gather(*(asyncio.to_thread(prepare, data, limits) for _ in range(inputs)))
+
+    started = time.perf_counter()
+    asyncio.run(flood())
+    return {"peak_rss_mb": _status_mb("VmHWM"), "seconds": time.perf_counter() - started}
+
+
+async def run_prep_flood(workdir: Path, *, inputs: int = FLOOD_INPUTS, bounded: bool = True,
+                         operation: str = "upscale") -> PrepFloodResult:
+    """Peak RSS of a fresh process preparing `inputs` 40-megapixel PNGs (126 KB each on the wire) at once."""
+    from PIL import Image
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "flat-40mp.png"
+    if not path.exists():
+        Image.new("RGB", FLOOD_SIZE, (200, 30, 30)).save(path, "PNG", compress_level=9)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    code = ("import json, sys; from bench.perf.prep import _flood_child; "
+            "print(json.dumps(_flood_child(sys.argv[1], int(sys.argv[2]), sys.argv[3] == 'bounded', sys.argv[4])))")
+    child = await asyncio.create_subprocess_exec(sys.executable, "-c", code, str(path), str(inputs),
+                                                 "bounded" if bounded else "unbounded", operation,
+                                                 env=env, stdout=asyncio.subprocess.PIPE)
+    out, _ = await child.communicate()
+    if child.returncode != 0:
+        raise RuntimeError(f"the preparation flood failed (exit {child.returncode})")
+    report = json.loads(out.decode().strip().splitlines()[-1])
+    return PrepFloodResult(inputs, bounded, float(report["peak_rss_mb"]), float(report["seconds"]))
+
+
 if __name__ == "__main__":
     print(json.dumps(_child(sys.argv[1], sys.argv[2], int(sys.argv[3]))))

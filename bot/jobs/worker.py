@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.models import TaskState
-from bot.images import PreparedImage, prepare
+from bot.images import PreparationSlots, PreparedImage
 from bot.jobs.failures import (
     DELIVER_FAILURES,
     POLL_FAILURES,
@@ -57,6 +57,9 @@ class WorkerConfig:
     owner: str
     service_concurrency: int = 5
     chat_concurrency: int = 8
+    #: input images prepared at once, and their pixels together (see PreparationSlots)
+    prepare_concurrency: int = 2
+    prepare_pixels: int = 50_000_000
     batch: int = 64
     #: leases are renewed while a step runs, so they can be short: a job a dead worker held (one that
     #: does not come back under the same WORKER_ID to release it) is free again within this time
@@ -129,6 +132,7 @@ class Worker:
         self._rng = rng or random.Random()
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
         self._chat_slots = asyncio.Semaphore(config.chat_concurrency)
+        self._preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
 
@@ -361,7 +365,7 @@ class Worker:
         async with self._chat_slots:
             data = await self._notifier.fetch_input(file_id)
         # Pillow work off the event loop, so polling and delivery of other jobs go on meanwhile
-        return await asyncio.to_thread(prepare, data, operation.limits)
+        return await self._preparation.prepare(data, operation.limits)
 
     # ---- poll ------------------------------------------------------------------------------------
 

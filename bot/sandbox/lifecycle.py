@@ -16,7 +16,7 @@ from bot.sandbox.inputs import ImageLoader
 from bot.sandbox.operations import InputError, Rendering, render
 from bot.sandbox.payloads import TaskSpec
 from bot.sandbox.responses import avatar_url
-from bot.sandbox.state import AvatarGroup, Outcome, SandboxState, SandboxTask, new_task_id, now_ms
+from bot.sandbox.state import PRUNE_EVERY, AvatarGroup, Outcome, SandboxState, SandboxTask, new_task_id, now_ms
 
 logger = logging.getLogger("bot.sandbox")
 
@@ -38,11 +38,16 @@ class TaskRunner:
         self._file_url = file_url
         self._render_slots = asyncio.Semaphore(RENDER_CONCURRENCY)
         self._jobs: set[asyncio.Task[None]] = set()
+        self._created = 0
 
     def create(self, spec: TaskSpec) -> SandboxTask:
         """Register a task at status 0 and start its work."""
         task_id = new_task_id()
         created = time.monotonic()
+        self._created += 1
+        if self._created % PRUNE_EVERY == 0:
+            # finished tasks are forgotten after a while, or the task list grows for as long as the sandbox runs
+            self._state.forget_finished(created)
         # a duration that depends on the input's size is set once the input is loaded (_prepare);
         # the task cannot finish before that anyway
         duration = 0.0 if self._config.duration_needs_input else self._config.duration_of(spec.operation, task_id)

@@ -1,4 +1,10 @@
-"""What the sandbox remembers: received requests, tasks, credits, result files and uploads."""
+"""What the sandbox remembers: received requests, tasks, credits, result files and uploads.
+
+A long-running sandbox (the embedded one runs as long as the bot) must not grow without end: it keeps
+the last RECEIVED_LIMIT requests, the bodies of the most recent ones only (RECEIVED_BODY_BYTES in
+all), finished tasks for TASK_RETENTION_S (and at most TASK_LIMIT of them), and result files
+within FILE_STORE_LIMIT; a forgotten task's result files go with it.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,22 @@ import secrets
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 RECORDED_BODY_LIMIT = 64 * 1024
 #: requests kept in `received`; a long-running sandbox forgets the oldest beyond this
 RECEIVED_LIMIT = 10_000
+#: bytes of request bodies kept in all; older requests keep their method, path and headers only
+RECEIVED_BODY_BYTES = 32 * 1024 * 1024
+#: seconds a finished task can still be queried before it is forgotten (the service's own lifetime is
+#: not documented; the bot reads a result within seconds of its completion)
+TASK_RETENTION_S = 3600.0
+#: finished tasks kept at most; the oldest are forgotten first
+TASK_LIMIT = 20_000
+#: finished tasks are looked for once every this many new tasks (a pass reads every task)
+PRUNE_EVERY = 256
 #: bytes of result and upload files kept in memory before the oldest are forgotten
-FILE_STORE_LIMIT = 512 * 1024 * 1024
+FILE_STORE_LIMIT = 128 * 1024 * 1024
 BUSINESS_ID = "sandbox-business"
 #: seconds an upload slot takes PUTs, like the provider's presigned upload URLs
 UPLOAD_SLOT_SECONDS = 15 * 60.0
@@ -48,13 +63,17 @@ class HeaderDict(dict[str, str]):
 
 @dataclass(frozen=True)
 class ReceivedRequest:
-    """One request as the sandbox received it (headers and body stay out of the repr)."""
+    """One request as the sandbox received it (headers and body stay out of the repr).
+
+    `body_dropped` once the body was forgotten to keep memory bounded (see RECEIVED_BODY_BYTES).
+    """
 
     method: str
     path: str
     query_string: str
     headers: HeaderDict = field(repr=False)
     body: bytes = field(repr=False)
+    body_dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +170,17 @@ class FileStore:
         """The file stored under name, if it is still kept."""
         return self._files.get(name)
 
+    def discard(self, name: str) -> None:
+        """Forget the file stored under name, if any."""
+        dropped = self._files.pop(name, None)
+        if dropped is not None:
+            self._total -= len(dropped.data)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all the files kept."""
+        return self._total
+
     def __contains__(self, name: object) -> bool:
         return name in self._files
 
@@ -216,13 +246,46 @@ class SandboxState:
     uploads: FileStore = field(default_factory=FileStore)
     upload_slots: UploadSlots = field(default_factory=UploadSlots)
     faults_injected: Counter[str] = field(default_factory=Counter)
+    #: bytes of the bodies still kept in `received`, and where they start (earlier ones were dropped)
+    body_bytes: int = field(default=0, repr=False)
+    _bodies_from: int = field(default=0, repr=False)
 
     def remember(self, request: ReceivedRequest) -> None:
-        """Record a received request, forgetting the oldest ones past RECEIVED_LIMIT."""
+        """Record a received request; past RECEIVED_BODY_BYTES the oldest bodies are dropped, past
+        RECEIVED_LIMIT the oldest requests."""
         self.received.append(request)
+        self.body_bytes += len(request.body)
+        # the newest request keeps its body whatever its size: a test reads the one it just sent
+        while self.body_bytes > RECEIVED_BODY_BYTES and self._bodies_from < len(self.received) - 1:
+            old = self.received[self._bodies_from]
+            if old.body:
+                self.body_bytes -= len(old.body)
+                self.received[self._bodies_from] = replace(old, body=b"", body_dropped=True)
+            self._bodies_from += 1
         if len(self.received) > RECEIVED_LIMIT:
             # trim in batches so a busy sandbox does not shift the list on every request
-            del self.received[: len(self.received) - RECEIVED_LIMIT + RECEIVED_LIMIT // 10]
+            cut = len(self.received) - RECEIVED_LIMIT + RECEIVED_LIMIT // 10
+            self.body_bytes -= sum(len(old.body) for old in self.received[self._bodies_from:cut])
+            del self.received[:cut]
+            self._bodies_from = max(0, self._bodies_from - cut)
+
+    def forget_finished(self, now: float, *, retention_s: float | None = None, limit: int | None = None) -> int:
+        """Forget finished tasks (and their result files) done more than `retention_s` (TASK_RETENTION_S)
+        ago (monotonic `now`), then the oldest finished ones past `limit` (TASK_LIMIT); tasks still
+        running stay. Returns how many were forgotten."""
+        retention_s = TASK_RETENTION_S if retention_s is None else retention_s
+        limit = TASK_LIMIT if limit is None else limit
+        finished = [task for task in self.tasks.values() if task.completed_at is not None]
+        expired = [task for task in finished if now - task.completed_at >= retention_s]
+        kept = len(finished) - len(expired)
+        if kept > limit:
+            expired += sorted((task for task in finished if now - task.completed_at < retention_s),
+                              key=lambda task: task.completed_at)[: kept - limit]
+        for task in expired:
+            del self.tasks[task.task_id]
+            for name in task.result_files:
+                self.results.discard(name)
+        return len(expired)
 
     def charge(self, tokens: int) -> None:
         """Take tokens for a successful task; the balance never goes below zero."""

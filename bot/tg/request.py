@@ -8,13 +8,20 @@ parameters straight to aiohttp's client, which the bot already uses for its HTTP
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+from yarl import URL
 
 from bot.transport import client_session, client_timeout, describe
+
+#: any URL left in an error's text after the request's own was taken out
+_ANY_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
+#: what stands for the Bot API URL in an error's text
+URL_PLACEHOLDER = "<Bot API URL>"
 
 #: a timeout the caller left out (BaseRequest.DEFAULT_NONE) or gave
 Timeout = float | None | object
@@ -36,6 +43,20 @@ def _body(fields: dict[str, str], files: dict) -> tuple[bytes | aiohttp.FormData
     for name, (file_name, content, mime_type) in files.items():
         form.add_field(name, content, filename=file_name, content_type=mime_type)
     return form, {}
+
+
+def error_text(error: BaseException, url: str) -> str:
+    """What aiohttp raised, with no URL in it: a Bot API URL holds the bot token, and aiohttp's
+    connect timeout ("Connection timeout to host <url>") and response errors name it."""
+    text = describe(error)
+    try:
+        parsed = URL(url)
+        forms = {url, str(parsed), parsed.raw_path, parsed.path}
+    except ValueError:
+        forms = {url}
+    for form in sorted((form for form in forms if len(form) > 1), key=len, reverse=True):
+        text = text.replace(form, URL_PLACEHOLDER)
+    return _ANY_URL.sub(URL_PLACEHOLDER, text)
 
 
 class AiohttpRequest(BaseRequest):
@@ -85,7 +106,9 @@ class AiohttpRequest(BaseRequest):
             async with self._session.request(method, url, data=data, timeout=timeout, allow_redirects=False,
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 return response.status, await response.read()
+        # "from None": aiohttp's own error, whose text may hold the URL, must not ride along as the
+        # cause that a logged traceback prints
         except TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
-            raise TimedOut(f"aiohttp.{describe(error)}") from error
+            raise TimedOut(f"aiohttp.{error_text(error, url)}") from None
         except aiohttp.ClientError as error:
-            raise NetworkError(f"aiohttp.{describe(error)}") from error
+            raise NetworkError(f"aiohttp.{error_text(error, url)}") from None

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.aiart import AiartClient, RetryPolicy
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import DeliveryError, Failure, FailureKind, ResultFile
-from bot.jobs.results import ResultFetcher
+from bot.jobs.results import ResultFetcher, ResultGuard
 from bot.jobs.service import JobRequest, JobService
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.operations.catalogue import Operation, build_catalogue
@@ -185,7 +185,7 @@ async def rig(store_engine: AsyncEngine, worker_config: WorkerConfig) -> AsyncIt
     jobs = JobService(sessions, deadline=timedelta(minutes=20), clock=clock)
 
     def make_worker(config: WorkerConfig) -> Worker:
-        return Worker(sessions, client, chat, catalogue, handoff=ImageHandoff(client), fetcher=ResultFetcher(http),
+        return Worker(sessions, client, chat, catalogue, handoff=ImageHandoff(client), fetcher=ResultFetcher(http, guard=ResultGuard(trusted=[BASE_URL])),
                       config=config, clock=clock)
 
     yield Rig(make_worker(worker_config), jobs, sessions, service, chat, clock, make_worker)
