@@ -17,7 +17,7 @@ LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 DOMAIN = "bot"
 
 
-def N_(message: str) -> str:  # noqa: N802 - gettext's conventional name for a marker
+def N_(message: str) -> str:  # gettext's conventional name for a marker
     """Mark `message` for extraction without translating it here (it is translated where shown)."""
     return message
 
