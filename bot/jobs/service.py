@@ -45,6 +45,8 @@ class JobRequest:
     args: dict[str, Any]
     inputs: list[str]
     status_message_id: int | None = None
+    #: the requester's language (bot.i18n), for the job's results and notices
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ class JobService:
         return NewJob(chat_id=request.chat_id, user_id=request.user_id,
                       reply_to_message_id=request.reply_to_message_id, operation=request.operation,
                       args=request.args, inputs=request.inputs, deadline_at=now + self._deadline,
-                      chat_type=request.chat_type, status_message_id=request.status_message_id)
+                      chat_type=request.chat_type, status_message_id=request.status_message_id,
+                      language=request.language)
 
     async def _exceeded(self, jobs: JobRepository, user_id: int | None, now: datetime) -> QuotaExceeded | None:
         """What stops the user from queueing another job now, if anything."""

@@ -124,6 +124,8 @@ class Job(Base):
     #: the kind of failure once one is decided (the worker's FailureKind); on an unfinished job it means
     #: the failure is decided but the user is not told yet, which is all that job's next step does
     failure_kind: Mapped[str | None] = mapped_column(String(16))
+    #: the language its results and notices are written in (bot.i18n.LANGUAGES)
+    language: Mapped[str] = mapped_column(String(8), default="en", server_default="en")
 
 
 class Chat(Base):

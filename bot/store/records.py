@@ -40,6 +40,7 @@ class NewJob:
     deadline_at: datetime
     chat_type: str = "private"
     status_message_id: int | None = None
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class JobRecord:
     refused: bool = False
     #: the kind of failure once one is decided (a FailureKind value of the worker); `error` holds the reason
     failure_kind: str | None = None
+    #: the language its results and notices are written in (bot.i18n.LANGUAGES)
+    language: str = "en"
 
     @property
     def is_final(self) -> bool:

@@ -150,6 +150,7 @@ class JobRepository:
                 error=None,
                 refused=False,
                 failure_kind=None,
+                language=job.language,
                 sent_message_ids=[],
                 created_at=now,
                 updated_at=now,

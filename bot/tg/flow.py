@@ -11,6 +11,7 @@ from telegram import InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
+from bot.i18n import language_of
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
@@ -56,7 +57,8 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
     return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title,
                       user_id=sender_id(source), username=username,
                       first_name=first_name, reply_to_message_id=source.message_id,
-                      operation=operation.name, args=args, inputs=inputs)
+                      operation=operation.name, args=args, inputs=inputs,
+                      language=language_of(user.language_code if user else None))
 
 
 async def reply(source: Message, text: str, markup: InlineKeyboardMarkup | None = None) -> Message | None:
