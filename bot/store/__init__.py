@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.store.db import create_engine, migrate, session_factory
-from bot.store.records import ACTIVE_STATES, FINAL_STATES, JobRecord, JobState, NewJob
+from bot.store.records import ACTIVE_STATES, FINAL_STATES, JobRecord, JobState, NewJob, Preferences
 from bot.store.repositories import ChatRepository, JobRepository, UserRepository
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "JobRepository",
     "JobState",
     "NewJob",
+    "Preferences",
     "UserRepository",
     "create_engine",
     "migrate",

@@ -138,6 +138,10 @@ class Chat(Base):
     title: Mapped[str | None] = mapped_column(String(255))
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: the language chosen for the chat's own texts (a group's); unset: each person's
+    language: Mapped[str | None] = mapped_column(String(8))
+    #: the chat's settings (a group's defaults), by name
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
 
 
 class User(Base):
@@ -150,6 +154,10 @@ class User(Base):
     first_name: Mapped[str | None] = mapped_column(String(255))
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: the language the user chose with /language; unset: Telegram's language_code
+    language: Mapped[str | None] = mapped_column(String(8))
+    #: the user's settings (defaults for operations), by name
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
 
 
 # Core handles on the tables: the repositories work with rows, not tracked ORM objects.

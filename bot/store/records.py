@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -91,3 +91,11 @@ class JobRecord:
 
 
 JOB_RECORD_FIELDS: frozenset[str] = frozenset(field.name for field in fields(JobRecord))
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """A user's or a chat's preferences: a chosen language (None: not chosen) and other settings by name."""
+
+    language: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)

@@ -32,7 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import chats_table, jobs_table, users_table
-from bot.store.records import FINAL_STATES, JOB_RECORD_FIELDS, JobRecord, JobState, NewJob
+from bot.store.records import FINAL_STATES, JOB_RECORD_FIELDS, JobRecord, JobState, NewJob, Preferences
 
 _UPDATABLE_FIELDS = JOB_RECORD_FIELDS - {"id"}
 
@@ -324,11 +324,40 @@ async def _upsert(
         await session.execute(table.insert().values(**values))
 
 
+_UNCHANGED: Any = object()
+
+
+async def _preferences(session: AsyncSession, table: Table, row_id: int) -> Preferences:
+    row = (await session.execute(select(table.c.language, table.c.settings).where(table.c.id == row_id))).first()
+    return Preferences() if row is None else Preferences(language=row.language, settings=dict(row.settings or {}))
+
+
+async def _set_preferences(session: AsyncSession, table: Table, row: dict[str, Any], language: str | None,
+                           settings: dict[str, Any]) -> Preferences:
+    """Upsert `row` (the columns a new row needs) with a language and settings merged into the stored ones."""
+    current = await _preferences(session, table, row["id"])
+    merged = Preferences(language=current.language if language is _UNCHANGED else language,
+                         settings={**current.settings, **settings})
+    await _upsert(session, table, {**row, "language": merged.language, "settings": merged.settings},
+                  keep=("first_seen", "last_seen", *(name for name in row if name not in ("id",))))
+    return merged
+
+
 class ChatRepository:
-    """Chats the bot has seen."""
+    """Chats the bot has seen, and their preferences."""
 
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
+
+    async def preferences(self, chat_id: int) -> Preferences:
+        """The chat's chosen language and settings (empty for a chat never configured)."""
+        return await _preferences(self._session, chats_table, chat_id)
+
+    async def set_preferences(self, chat_id: int, *, type: str, title: str | None, now: datetime,
+                              language: str | None = _UNCHANGED, **settings: Any) -> Preferences:
+        """Choose the chat's language (None: each person's) and/or change settings; returns them all."""
+        row = {"id": chat_id, "type": type, "title": title, "first_seen": now, "last_seen": now}
+        return await _set_preferences(self._session, chats_table, row, language, settings)
 
     async def touch(self, chat_id: int, *, type: str, title: str | None, now: datetime) -> None:
         """Record that a chat was seen now, with its current type and title."""
@@ -341,10 +370,20 @@ class ChatRepository:
 
 
 class UserRepository:
-    """Users the bot has seen."""
+    """Users the bot has seen, and their preferences."""
 
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
+
+    async def preferences(self, user_id: int) -> Preferences:
+        """The user's chosen language and settings (empty for a user never configured)."""
+        return await _preferences(self._session, users_table, user_id)
+
+    async def set_preferences(self, user_id: int, *, now: datetime, language: str | None = _UNCHANGED,
+                              **settings: Any) -> Preferences:
+        """Choose the user's language (None: Telegram's) and/or change settings; returns them all."""
+        row = {"id": user_id, "username": None, "first_name": None, "first_seen": now, "last_seen": now}
+        return await _set_preferences(self._session, users_table, row, language, settings)
 
     async def touch(
         self, user_id: int, *, username: str | None, first_name: str | None, now: datetime

@@ -20,6 +20,7 @@ from bot.store import (
     JobRepository,
     JobState,
     NewJob,
+    Preferences,
     UserRepository,
     create_engine,
     session_factory,
@@ -411,11 +412,12 @@ async def test_touch_upserts_chats_and_users(session: AsyncSession) -> None:
     chat_rows = (await session.execute(select(chats_table).order_by(chats_table.c.id))).all()
     user_rows = (await session.execute(select(users_table))).all()
 
+    # touching leaves the preferences (language, settings) as they were: none chosen
     assert [tuple(row) for row in chat_rows] == [
-        (-100500, "supergroup", "Cats & Dogs", NOW, later),
-        (7, "private", None, later, later),
+        (-100500, "supergroup", "Cats & Dogs", NOW, later, None, {}),
+        (7, "private", None, later, later, None, {}),
     ]
-    assert [tuple(row) for row in user_rows] == [(42, None, "Alicia", NOW, later)]
+    assert [tuple(row) for row in user_rows] == [(42, None, "Alicia", NOW, later, None, {})]
 
 
 async def test_sqlite_engine_sets_pragmas_and_creates_the_directory(tmp_path: Path) -> None:
@@ -450,3 +452,22 @@ async def test_sqlite_transactions_take_the_write_lock_at_begin(tmp_path: Path) 
                 other.close()
     finally:
         await engine.dispose()
+
+
+async def test_preferences_of_users_and_chats_are_kept_and_merged(session: AsyncSession) -> None:
+    users, chats = UserRepository(session), ChatRepository(session)
+    assert await users.preferences(10) == Preferences()
+    await users.touch(10, username="alice", first_name="Alice", now=NOW)
+    assert await users.set_preferences(10, now=NOW, language="ru") == Preferences("ru", {})
+    await users.set_preferences(10, now=NOW, upscale_factor=4)
+    # a user never seen before can choose too; touching a user later keeps their choices
+    await users.set_preferences(11, now=NOW, language="ar")
+    await users.touch(11, username="bob", first_name="Bob", now=NOW + timedelta(minutes=1))
+    await chats.set_preferences(-100, type="supergroup", title="Club", now=NOW, followups="everyone")
+    await chats.touch(-100, type="supergroup", title="Club 2", now=NOW)
+    await session.commit()
+    assert await users.preferences(10) == Preferences("ru", {"upscale_factor": 4})
+    assert await users.preferences(11) == Preferences("ar", {})
+    assert await chats.preferences(-100) == Preferences(None, {"followups": "everyone"})
+    await users.set_preferences(10, now=NOW, language=None)  # back to Telegram's language
+    assert await users.preferences(10) == Preferences(None, {"upscale_factor": 4})
