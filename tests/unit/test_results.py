@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import AsyncIterator
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -244,7 +245,8 @@ async def test_a_redirect_to_a_forbidden_address_is_refused(cdn: Cdn, target: st
                                                                                    "internal.test": ["10.0.0.5"]}))
     with pytest.raises(ResultRefused):
         await fetch(guard, f"http://cdn.test:{port}/redirect?to={target}")
-    assert cdn.paths == [f"/redirect?to={target}"]
+    # one request, to the first hop only (the transport may percent-encode the brackets of an IPv6 host)
+    assert [unquote(path) for path in cdn.paths] == [f"/redirect?to={target}"]
 
 
 async def test_a_redirect_loop_ends(cdn: Cdn):
