@@ -36,7 +36,7 @@ from bot.jobs.failures import (
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
+from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
@@ -433,8 +433,9 @@ class Worker:
             return
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
-        await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent, finished_at=self._clock(),
-                           lease_owner=None, lease_until=None)
+        ids, files = (sent.message_ids, sent.files) if isinstance(sent, Delivered) else (sent, [])
+        await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
+                           finished_at=self._clock(), lease_owner=None, lease_until=None)
         log.info("job %s: delivered %d file(s) (recorded %.0f ms after Telegram took them)", job.id, len(files),
                  (time.monotonic() - answered) * 1000)
 

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from telegram import InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import InlineKeyboardMarkup, Message, ReplyParameters, User
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
@@ -47,9 +47,15 @@ class PendingInputs:
     album_item: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
+def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str],
+                 requester: User | None = None) -> JobRequest:
     # an anonymous admin or a channel is its sender chat: quotas count per sender chat, not per shared bot user
     chat, user, sender_chat = source.chat, source.from_user, source.sender_chat
+    if requester is not None:  # a button pressed under the bot's own message: the presser asks
+        return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title, user_id=requester.id,
+                          username=requester.username, first_name=requester.first_name,
+                          reply_to_message_id=source.message_id, operation=operation.name, args=args,
+                          inputs=inputs, language=language_of(requester.language_code))
     if sender_chat is not None:
         username, first_name = sender_chat.username, sender_chat.title
     else:
@@ -142,7 +148,7 @@ async def react(source: Message, emoji: str) -> bool:
 
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
-                inputs: list[str], *, editable: Message | None = None) -> None:
+                inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> None:
     """Acknowledge the request, then store the job (or say which quota stops it).
 
     A quick operation is acknowledged with a reaction on the user's message: its result follows in
@@ -152,9 +158,12 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     the worker can never finish before it exists.
     """
     d = deps(context)
-    request = _job_request(source, operation, args, inputs)
+    request = _job_request(source, operation, args, inputs, requester)
     status = None
-    quick = editable is None and operation.typical_seconds <= QUICK_JOB_S
+    # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
+    quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
+    if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
+        quick = False  # the user chose a status message for quick jobs too (/settings)
     if not (quick and await react(source, texts.ACK_REACTION)):
         status = await show(source, texts.queued_text(operation, args), editable)
         if status is not None:
