@@ -74,7 +74,8 @@ async def test_a_button_pressed_after_a_restart_still_works(bot, telegram, alice
     await bot.start()
     telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":n:upscale:4"))
     upscaled = (await wait_media(telegram, alice_chat.id, 2))[1]
-    assert size_of(upscaled.media) == (256, 192)
+    width, height = size_of(result.media)
+    assert size_of(upscaled.media) == (4 * width, 4 * height)
 
 
 async def test_in_a_group_only_the_owner_presses_unless_the_group_allows(bot, telegram, group_chat):
