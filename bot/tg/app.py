@@ -12,7 +12,7 @@ from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, 
 from bot.operations.catalogue import Operation
 from bot.tg import followups
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import admin, help, jobs, messages, operations
+from bot.tg.handlers import admin, help, history, jobs, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
@@ -61,6 +61,8 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
     followup_buttons.register(application)
+    history.register(router, application)
+    settings.register(router, application)
     application.add_handler(CallbackQueryHandler(on_button))
     application.add_error_handler(messages.on_error)
     return application

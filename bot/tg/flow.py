@@ -12,6 +12,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.i18n import language_of
+from bot.jobs.people import UPSCALE_FACTOR, style_setting
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
@@ -107,6 +108,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                           source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
     """Parse, check and queue one operation for the user who sent `source`."""
     d = deps(context)
+    args_text = await _with_defaults(context, operation, args_text, source)
     try:
         args = operation.parse(args_text)
     except StyleMissing:
@@ -136,6 +138,29 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
+
+
+async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
+                         source: Message) -> str:
+    """The argument text with the user's defaults (/settings) where they gave none: a style, an upscale factor."""
+    people = deps(context).people
+    if people is None or source.from_user is None or source.sender_chat is not None:
+        return args_text
+    if operation.style_group is None and not (operation.name == "upscale" and not args_text.strip()):
+        return args_text
+    try:
+        operation.parse(args_text)
+        if args_text.strip() or operation.name != "upscale":
+            return args_text
+    except StyleMissing:
+        pass
+    except ArgumentError:
+        return args_text
+    settings = await people.user_settings(source.from_user.id)
+    if operation.name == "upscale":
+        return str(settings.get(UPSCALE_FACTOR, "")) or args_text
+    style = settings.get(style_setting(operation.style_group))
+    return f"{style} {args_text}".strip() if style else args_text
 
 
 async def react(source: Message, emoji: str) -> bool:
