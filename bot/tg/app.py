@@ -12,7 +12,7 @@ from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, 
 from bot.operations.catalogue import Operation
 from bot.tg import followups
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import admin, help, history, jobs, messages, operations, settings
+from bot.tg.handlers import admin, groups, help, history, jobs, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 #: connections to the Bot API at once (PTB's default)
 TELEGRAM_CONNECTIONS = 256
 
-ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST]
+ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
+                   Update.MY_CHAT_MEMBER]
 
 
 def build_router(catalogue: Mapping[str, Operation]) -> Router:
@@ -62,6 +63,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
     followup_buttons.register(application)
     history.register(router, application)
+    groups.register(application)
     settings.register(router, application)
     application.add_handler(CallbackQueryHandler(on_button))
     application.add_error_handler(messages.on_error)

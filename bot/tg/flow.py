@@ -7,15 +7,16 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from telegram import InlineKeyboardMarkup, Message, ReplyParameters, User
+from telegram import ForceReply, InlineKeyboardMarkup, Message, ReplyParameters, User
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.i18n import language_of
+from bot.i18n import language_of, tr
 from bot.jobs.people import UPSCALE_FACTOR, style_setting
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
-from bot.tg import keyboards, texts
+from bot.tg import keyboards, presets, texts
 from bot.tg.context import deps, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
@@ -68,7 +69,8 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       language=language_of(user.language_code if user else None))
 
 
-async def reply(source: Message, text: str, markup: InlineKeyboardMarkup | None = None) -> Message | None:
+async def reply(source: Message, text: str,
+                markup: InlineKeyboardMarkup | ForceReply | None = None) -> Message | None:
     """Reply to a user's message; a failure to reply is logged, never raised into the handler."""
     try:
         return await source.get_bot().send_message(
@@ -118,6 +120,8 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
             remember_picker_images(context, picker.message_id, images)
         return
     except ArgumentError as error:
+        if await offer_presets(context, operation, args_text, source, images, editable):
+            return
         await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
         return
     for image in images:
@@ -138,6 +142,22 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
+
+
+async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                        images: list[FileInput], editable: Message | None) -> bool:
+    """/expand without numbers on a photo of known size: offer presets as buttons; True when offered."""
+    if operation.name != "expand" or args_text.strip() or len(images) != 1:
+        return False
+    size = presets.photo_size(source)
+    lang = language_of(source.from_user.language_code if source.from_user else None)
+    markup = presets.expand_keyboard(lang, *size, operation) if size else None
+    if markup is None:
+        return False
+    picker = await show(source, tr(lang, texts.EXPAND_PICK), editable, markup)
+    if picker is not None:
+        remember_picker_images(context, picker.message_id, images)
+    return True
 
 
 async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
@@ -219,6 +239,13 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     first, second = operation.image_names
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
+    if source.chat.type != ChatType.PRIVATE:
+        # privacy mode (Telegram's default) hides a plain photo in a group from the bot: a reply reaches it
+        lang = language_of(source.from_user.language_code if source.from_user else None)
+        text = (tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second) if images
+                else tr(lang, texts.PAIR_REPLY_FIRST, title=operation.title, first=first, second=second))
+        await reply(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", ForceReply(selective=True))
+        return
     text = (texts.NEED_PAIR_SECOND.format(first=first, second=second) if images
             else texts.NEED_PAIR_FIRST.format(title=operation.title, first=first, second=second))
     await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
@@ -276,7 +303,12 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     if len(pending.file_ids) < operation.images:
         if not message.media_group_id:
             first, second = operation.image_names
-            await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
+            if message.chat.type != ChatType.PRIVATE:  # ask for a reply, which privacy mode lets through
+                lang = language_of(message.from_user.language_code if message.from_user else None)
+                await reply(message, tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second),
+                            ForceReply(selective=True))
+            else:
+                await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
         return True
     del _pending(context)[user_id]
     args = operation.parse(pending.args_text)
