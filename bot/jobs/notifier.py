@@ -81,3 +81,5 @@ class Notifier(Protocol):
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         """Tell the user the job failed and what to try; raises DeliveryError."""
+
+    # optional: `async def show_progress(job, operation, elapsed_s) -> bool` edits a slow job's status message

@@ -82,6 +82,9 @@ REPEATED_CRASH = "it failed every time I tried; please send another photo"
 #: retries of a submission that cost nothing back off one step further for each this many seconds of job age
 UNCOUNTED_BACKOFF_STEP_S = 30.0
 
+#: a slow job's status message shows its elapsed time in steps of this many seconds (one edit a step at most)
+PROGRESS_EVERY_S = 30.0
+
 SUBMIT_STATES = (JobState.QUEUED, JobState.SUBMITTING)
 POLL_STATES = (JobState.RUNNING,)
 DELIVER_STATES = (JobState.COMPLETED,)
@@ -402,7 +405,21 @@ class Worker:
         else:
             delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
-            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None)
+            shown = await self._show_progress(job, operation, age)
+            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
+                               **({"progress": shown} if shown is not None else {}))
+
+    async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
+        """Edit a slow job's status message when what it says changes (at the service; then every
+        PROGRESS_EVERY_S of elapsed time); the note now shown, or None when nothing was edited."""
+        show = getattr(self._notifier, "show_progress", None)
+        if show is None or operation is None or job.status_message_id is None:
+            return None
+        elapsed = int(age // PROGRESS_EVERY_S) * int(PROGRESS_EVERY_S)
+        note = f"running:{elapsed}"
+        if note == job.progress:
+            return None
+        return note if await show(job, operation, elapsed) else None
 
     # ---- deliver ---------------------------------------------------------------------------------
 

@@ -158,10 +158,13 @@ class TelegramNotifier:
         except TelegramError as error:
             log.debug("job %s: final reaction not set: %s", job.id, error)
 
-    async def show_progress(self, job: JobRecord, text: str) -> bool:
-        """Edit the job's status message into `text`; False when it could not be edited."""
+    async def show_progress(self, job: JobRecord, operation: Operation, elapsed: int) -> bool:
+        """Edit the job's status message to say it is at the service (and for how long); False when not edited."""
         if job.status_message_id is None:
             return False
+        what = operation.describe(job.args)
+        text = (tr(job.language, texts.PROGRESS_STARTED, what=what) if elapsed <= 0
+                else tr(job.language, texts.PROGRESS_RUNNING, what=what, seconds=elapsed))
         try:
             await self._bot.edit_message_text(text, job.chat_id, job.status_message_id)
         except TelegramError as error:
