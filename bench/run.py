@@ -33,10 +33,10 @@ from bench.perf.idle import run_idle
 from bench.perf.polling import run_polling
 from bench.perf.prep import run_prep, run_prep_flood
 from bench.perf.report import KEYS, figures_table, json_line, median_figures
-from bench.perf.throughput import run_throughput
+from bench.perf.throughput import SLOW_TASK_S, run_slow_calls, run_throughput
 from tests.harness import ROOT
 
-SECTIONS = ("throughput", "pg", "polling", "idle", "prep", "flood")
+SECTIONS = ("throughput", "slow", "pg", "polling", "idle", "prep", "flood")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class Sizes:
     flood_chats: int
     flood_jobs_per_chat: int
     flood_ready_after: float
+    slow_jobs: int = 20
 
 
 FULL = Sizes(jobs=2000, pg_jobs=2000, poll_tasks=300, poll_scale=0.1, poll_arrivals_per_s=3.0, idle_jobs=10_000,
@@ -62,7 +63,8 @@ QUICK = Sizes(jobs=200, pg_jobs=200, poll_tasks=100, poll_scale=0.1, poll_arriva
               idle_seconds=8.0, prep_runs=3, flood_chats=40, flood_jobs_per_chat=4, flood_ready_after=15.0)
 #: every section with a handful of jobs: does the benchmark still run? (a minute or so)
 SMOKE = Sizes(jobs=20, pg_jobs=20, poll_tasks=6, poll_scale=0.1, poll_arrivals_per_s=3.0, idle_jobs=200,
-              idle_seconds=1.0, prep_runs=1, flood_chats=4, flood_jobs_per_chat=2, flood_ready_after=3.0)
+              idle_seconds=1.0, prep_runs=1, flood_chats=4, flood_jobs_per_chat=2, flood_ready_after=3.0,
+              slow_jobs=4)
 
 
 def say(text: str = "") -> None:
@@ -119,9 +121,16 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
                                       workdir / "throughput")
         figures["throughput_jobs_s"] = result.jobs_per_s
         figures["tg_calls_per_job"] = result.tg_calls_per_job
+        # every throughput job is quick (an upscale): acknowledged with a reaction
+        figures["tg_calls_per_job_quick"] = result.tg_calls_per_job
         say(f"  {result.jobs_per_s:.1f} jobs/s ({result.seconds:.1f} s); bot CPU {result.bot_cpu_s:.1f} s = "
             f"{1000 * result.bot_cpu_s / result.jobs:.1f} ms per job; peak RSS {result.bot_peak_rss_mb:.0f} MB")
         say(f"  Telegram calls per job {result.tg_calls_per_job:.2f}: {result.calls_by_method}")
+    if "slow" in sections:
+        say(f"slow jobs: {sizes.slow_jobs} text-to-image requests whose tasks take {SLOW_TASK_S:g} s")
+        figures["tg_calls_per_job_slow"] = await run_slow_calls(
+            sizes.slow_jobs, f"sqlite+aiosqlite:///{workdir}/slow/bot.db", workdir / "slow")
+        say(f"  Telegram calls per slow job {figures['tg_calls_per_job_slow']:.2f}")
     if "pg" in sections:
         if pg_url is None:
             say("throughput on PostgreSQL: skipped (no server; pass --pg-url or set TEST_POSTGRES_URL)")

@@ -71,3 +71,24 @@ async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: 
     return ThroughputResult(jobs=jobs, seconds=seconds, jobs_per_s=jobs / seconds,
                             tg_calls_per_job=sum(by_method.values()) / jobs, calls_by_method=by_method,
                             bot_cpu_s=cpu, bot_peak_rss_mb=peak)
+
+
+#: the slow request: text to image (a status message, not a reaction), whose task runs SLOW_TASK_S
+SLOW_TEXT = "/imagine anime a lighthouse at dawn"
+SLOW_TASK_S = 12.0
+
+
+async def run_slow_calls(jobs: int, database_url: str, workdir: Path, *, timeout: float = 300.0) -> float:
+    """Telegram calls per slow job: `jobs` /imagine requests from as many chats, each task taking SLOW_TASK_S."""
+    async with world(task_seconds=SLOW_TASK_S) as (telegram, sandbox):
+        env = bot_env(telegram, sandbox, database_url, telegram_rate_limit="false")
+        async with running_process(env, workdir, telegram) as bot:
+            first_call = len(telegram.calls)
+            users = [User(7000 + index, f"Slow{index}") for index in range(jobs)]
+            for user in users:
+                telegram.user_sends(private_chat(user), user, text=SLOW_TEXT)
+            results = OkCounter(telegram, RESULT_METHODS, first_call)
+            await wait_until(lambda: results() >= jobs, timeout, f"{jobs} slow results", bot, every=0.1)
+            await asyncio.sleep(1.0)  # the last status messages are tidied after their results
+    calls = [call for call in telegram.calls[first_call:] if call.method not in NOT_PER_JOB]
+    return len(calls) / jobs

@@ -41,6 +41,15 @@ class ResultFile:
     mime: str
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """What a delivery left in the chat: the sent message ids, and the files as Telegram keeps them."""
+
+    message_ids: list[int]
+    #: {"id": Telegram file id, "kind": "photo" or "document"} per result, for follow-ups and resending
+    files: list[dict[str, str]]
+
+
 class InputUnavailable(Exception):
     """An input file could not be fetched; `permanent` says whether trying again can help."""
 
@@ -65,8 +74,12 @@ class Notifier(Protocol):
     async def fetch_input(self, file_id: str) -> bytes:
         """The bytes of an input file; raises InputUnavailable."""
 
-    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
-        """Send the results replying to the user's message; returns the sent message ids; raises DeliveryError."""
+    async def deliver(self, job: JobRecord, operation: Operation,
+                      results: Sequence[ResultFile]) -> Delivered | list[int]:
+        """Send the results replying to the user's message; returns what was sent (or its message ids);
+        raises DeliveryError."""
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         """Tell the user the job failed and what to try; raises DeliveryError."""
+
+    # optional: `async def show_progress(job, operation, elapsed_s) -> bool` edits a slow job's status message

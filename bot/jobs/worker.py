@@ -36,7 +36,7 @@ from bot.jobs.failures import (
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
+from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
@@ -81,6 +81,9 @@ REPEATED_CRASH = "it failed every time I tried; please send another photo"
 
 #: retries of a submission that cost nothing back off one step further for each this many seconds of job age
 UNCOUNTED_BACKOFF_STEP_S = 30.0
+
+#: a slow job's status message shows its elapsed time in steps of this many seconds (one edit a step at most)
+PROGRESS_EVERY_S = 30.0
 
 SUBMIT_STATES = (JobState.QUEUED, JobState.SUBMITTING)
 POLL_STATES = (JobState.RUNNING,)
@@ -402,7 +405,21 @@ class Worker:
         else:
             delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
-            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None)
+            shown = await self._show_progress(job, operation, age)
+            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
+                               **({"progress": shown} if shown is not None else {}))
+
+    async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
+        """Edit a slow job's status message when what it says changes (at the service; then every
+        PROGRESS_EVERY_S of elapsed time); the note now shown, or None when nothing was edited."""
+        show = getattr(self._notifier, "show_progress", None)
+        if show is None or operation is None or job.status_message_id is None:
+            return None
+        elapsed = int(age // PROGRESS_EVERY_S) * int(PROGRESS_EVERY_S)
+        note = f"running:{elapsed}"
+        if note == job.progress:
+            return None
+        return note if await show(job, operation, elapsed) else None
 
     # ---- deliver ---------------------------------------------------------------------------------
 
@@ -433,8 +450,9 @@ class Worker:
             return
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
-        await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent, finished_at=self._clock(),
-                           lease_owner=None, lease_until=None)
+        ids, files = (sent.message_ids, sent.files) if isinstance(sent, Delivered) else (sent, [])
+        await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
+                           finished_at=self._clock(), lease_owner=None, lease_until=None)
         log.info("job %s: delivered %d file(s) (recorded %.0f ms after Telegram took them)", job.id, len(files),
                  (time.monotonic() - answered) * 1000)
 

@@ -126,6 +126,10 @@ class Job(Base):
     failure_kind: Mapped[str | None] = mapped_column(String(16))
     #: the language its results and notices are written in (bot.i18n.LANGUAGES)
     language: Mapped[str] = mapped_column(String(8), default="en", server_default="en")
+    #: the Telegram files the result was delivered as ({"id": file id, "kind": "photo" or "document"}), in order
+    result_files: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list, server_default="[]")
+    #: the status text last shown for the job (its status message is edited only when this changes)
+    progress: Mapped[str | None] = mapped_column(String(255))
 
 
 class Chat(Base):

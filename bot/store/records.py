@@ -78,6 +78,10 @@ class JobRecord:
     failure_kind: str | None = None
     #: the language its results and notices are written in (bot.i18n.LANGUAGES)
     language: str = "en"
+    #: the Telegram files the result was delivered as ({"id": file id, "kind": "photo" or "document"}), in order
+    result_files: list[dict[str, str]] = field(default_factory=list)
+    #: the status text last shown for the job (None: the one it was queued with)
+    progress: str | None = None
 
     @property
     def is_final(self) -> bool:

@@ -152,6 +152,8 @@ class JobRepository:
                 failure_kind=None,
                 language=job.language,
                 sent_message_ids=[],
+                result_files=[],
+                progress=None,
                 created_at=now,
                 updated_at=now,
                 submitted_at=None,
@@ -290,6 +292,16 @@ class JobRepository:
             select(func.min(claimable_at)).where(jobs_table.c.state.in_(list(states)))
         )
         return due
+
+    async def recent_for_user(self, chat_id: int, user_id: int, *, limit: int) -> list[JobRecord]:
+        """A user's latest jobs in a chat that were really queued (not refused requests), newest first."""
+        result = await self._session.execute(
+            select(jobs_table)
+            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.user_id == user_id, jobs_table.c.refused == false())
+            .order_by(jobs_table.c.created_at.desc(), jobs_table.c.id.desc())
+            .limit(limit)
+        )
+        return [_to_record(row._mapping) for row in result]
 
     async def counts_by_state(self) -> dict[JobState, int]:
         """How many jobs are in each state (every state listed, zero included)."""

@@ -10,8 +10,10 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
 from bot.operations.catalogue import Operation
+from bot.tg import followups
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import admin, help, jobs, messages, operations
+from bot.tg.handlers import admin, groups, help, history, jobs, messages, operations, settings
+from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
 from bot.tg.intake import FLOOD_NOTICE_KEY
@@ -24,7 +26,8 @@ log = logging.getLogger(__name__)
 #: connections to the Bot API at once (PTB's default)
 TELEGRAM_CONNECTIONS = 256
 
-ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST]
+ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
+                   Update.MY_CHAT_MEMBER]
 
 
 def build_router(catalogue: Mapping[str, Operation]) -> Router:
@@ -58,6 +61,10 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
+    followup_buttons.register(application)
+    history.register(router, application)
+    groups.register(application)
+    settings.register(router, application)
     application.add_handler(CallbackQueryHandler(on_button))
     application.add_error_handler(messages.on_error)
     return application
@@ -74,4 +81,6 @@ async def announce_commands(application: Application) -> None:
 
 def notifier_for(application: Application, *, sandbox: bool = False) -> TelegramNotifier:
     """The worker's notifier, sending through this application's bot (and its rate limiter)."""
-    return TelegramNotifier(application.bot, sandbox=sandbox)
+    operations = application.bot_data[DEPS_KEY].operations
+    return TelegramNotifier(application.bot, sandbox=sandbox,
+                            keyboard=lambda job, operation: followups.keyboard(job, operation, operations))

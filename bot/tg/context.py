@@ -10,6 +10,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
+from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
@@ -51,6 +52,8 @@ class Deps:
     styles: StyleCatalogue
     client: AiartClient
     access: Access = Access()
+    #: preferences, history and follow-ups (None: their features are off, as in old wiring)
+    people: PeopleService | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 

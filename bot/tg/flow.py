@@ -7,14 +7,16 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from telegram import InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import ForceReply, InlineKeyboardMarkup, Message, ReplyParameters, User
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.i18n import language_of
+from bot.i18n import language_of, tr
+from bot.jobs.people import UPSCALE_FACTOR, style_setting
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
-from bot.tg import keyboards, texts
+from bot.tg import keyboards, presets, texts
 from bot.tg.context import deps, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
@@ -47,9 +49,15 @@ class PendingInputs:
     album_item: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
+def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str],
+                 requester: User | None = None) -> JobRequest:
     # an anonymous admin or a channel is its sender chat: quotas count per sender chat, not per shared bot user
     chat, user, sender_chat = source.chat, source.from_user, source.sender_chat
+    if requester is not None:  # a button pressed under the bot's own message: the presser asks
+        return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title, user_id=requester.id,
+                          username=requester.username, first_name=requester.first_name,
+                          reply_to_message_id=source.message_id, operation=operation.name, args=args,
+                          inputs=inputs, language=language_of(requester.language_code))
     if sender_chat is not None:
         username, first_name = sender_chat.username, sender_chat.title
     else:
@@ -61,7 +69,8 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       language=language_of(user.language_code if user else None))
 
 
-async def reply(source: Message, text: str, markup: InlineKeyboardMarkup | None = None) -> Message | None:
+async def reply(source: Message, text: str,
+                markup: InlineKeyboardMarkup | ForceReply | None = None) -> Message | None:
     """Reply to a user's message; a failure to reply is logged, never raised into the handler."""
     try:
         return await source.get_bot().send_message(
@@ -101,6 +110,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                           source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
     """Parse, check and queue one operation for the user who sent `source`."""
     d = deps(context)
+    args_text = await _with_defaults(context, operation, args_text, source)
     try:
         args = operation.parse(args_text)
     except StyleMissing:
@@ -110,6 +120,8 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
             remember_picker_images(context, picker.message_id, images)
         return
     except ArgumentError as error:
+        if await offer_presets(context, operation, args_text, source, images, editable):
+            return
         await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
         return
     for image in images:
@@ -132,6 +144,45 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                 editable=editable)
 
 
+async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                        images: list[FileInput], editable: Message | None) -> bool:
+    """/expand without numbers on a photo of known size: offer presets as buttons; True when offered."""
+    if operation.name != "expand" or args_text.strip() or len(images) != 1:
+        return False
+    size = presets.photo_size(source)
+    lang = language_of(source.from_user.language_code if source.from_user else None)
+    markup = presets.expand_keyboard(lang, *size, operation) if size else None
+    if markup is None:
+        return False
+    picker = await show(source, tr(lang, texts.EXPAND_PICK), editable, markup)
+    if picker is not None:
+        remember_picker_images(context, picker.message_id, images)
+    return True
+
+
+async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
+                         source: Message) -> str:
+    """The argument text with the user's defaults (/settings) where they gave none: a style, an upscale factor."""
+    people = deps(context).people
+    if people is None or source.from_user is None or source.sender_chat is not None:
+        return args_text
+    if operation.style_group is None and not (operation.name == "upscale" and not args_text.strip()):
+        return args_text
+    try:
+        operation.parse(args_text)
+        if args_text.strip() or operation.name != "upscale":
+            return args_text
+    except StyleMissing:
+        pass
+    except ArgumentError:
+        return args_text
+    settings = await people.user_settings(source.from_user.id)
+    if operation.name == "upscale":
+        return str(settings.get(UPSCALE_FACTOR, "")) or args_text
+    style = settings.get(style_setting(operation.style_group))
+    return f"{style} {args_text}".strip() if style else args_text
+
+
 async def react(source: Message, emoji: str) -> bool:
     """Put a reaction on the user's message; False when Telegram refused it (reactions off in that chat)."""
     try:
@@ -142,7 +193,7 @@ async def react(source: Message, emoji: str) -> bool:
 
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
-                inputs: list[str], *, editable: Message | None = None) -> None:
+                inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> None:
     """Acknowledge the request, then store the job (or say which quota stops it).
 
     A quick operation is acknowledged with a reaction on the user's message: its result follows in
@@ -152,9 +203,12 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     the worker can never finish before it exists.
     """
     d = deps(context)
-    request = _job_request(source, operation, args, inputs)
+    request = _job_request(source, operation, args, inputs, requester)
     status = None
-    quick = editable is None and operation.typical_seconds <= QUICK_JOB_S
+    # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
+    quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
+    if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
+        quick = False  # the user chose a status message for quick jobs too (/settings)
     if not (quick and await react(source, texts.ACK_REACTION)):
         status = await show(source, texts.queued_text(operation, args), editable)
         if status is not None:
@@ -185,6 +239,13 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     first, second = operation.image_names
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
+    if source.chat.type != ChatType.PRIVATE:
+        # privacy mode (Telegram's default) hides a plain photo in a group from the bot: a reply reaches it
+        lang = language_of(source.from_user.language_code if source.from_user else None)
+        text = (tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second) if images
+                else tr(lang, texts.PAIR_REPLY_FIRST, title=operation.title, first=first, second=second))
+        await reply(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", ForceReply(selective=True))
+        return
     text = (texts.NEED_PAIR_SECOND.format(first=first, second=second) if images
             else texts.NEED_PAIR_FIRST.format(title=operation.title, first=first, second=second))
     await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
@@ -242,7 +303,12 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     if len(pending.file_ids) < operation.images:
         if not message.media_group_id:
             first, second = operation.image_names
-            await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
+            if message.chat.type != ChatType.PRIVATE:  # ask for a reply, which privacy mode lets through
+                lang = language_of(message.from_user.language_code if message.from_user else None)
+                await reply(message, tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second),
+                            ForceReply(selective=True))
+            else:
+                await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
         return True
     del _pending(context)[user_id]
     args = operation.parse(pending.args_text)

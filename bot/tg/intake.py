@@ -351,6 +351,8 @@ def _source_message(update: Update) -> tuple[int, int] | None:
         return update.message.chat_id, update.message.message_id
     query = update.callback_query
     menu = query.message if query is not None and isinstance(query.message, Message) else None
+    if menu is not None and (query.data or "").startswith("fu:"):
+        return menu.chat_id, menu.message_id  # a follow-up's job replies to the result its button is on
     if menu is not None and menu.reply_to_message is not None:
         return menu.chat_id, menu.reply_to_message.message_id
     return None

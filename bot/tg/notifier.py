@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from telegram import Bot, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
+from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.i18n import tr
 from bot.images import ImageLimits, ImageRejected, inspect
-from bot.jobs.notifier import DeliveryError, Failure, InputUnavailable, ResultFile
+from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
 from bot.operations.catalogue import Operation, ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
@@ -27,6 +29,19 @@ ALBUM_MAX = 10
 #: an input download may wait this long in total for Telegram's retry_after before the job is rescheduled
 INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
+#: results larger than this together are announced with an "uploading" chat action while they are sent
+UPLOAD_ACTION_BYTES = 1024 * 1024
+
+Keyboard = Callable[[JobRecord, Operation], InlineKeyboardMarkup | None]
+
+
+def _file_of(message: Message) -> dict[str, str] | None:
+    """The file a sent result message holds, as the job keeps it."""
+    if message.photo:
+        return {"id": message.photo[-1].file_id, "kind": "photo"}
+    if message.document:
+        return {"id": message.document.file_id, "kind": "document"}
+    return None
 
 
 def fits_photo(data: bytes) -> bool:
@@ -54,10 +69,12 @@ def _as_delivery_error(error: TelegramError) -> DeliveryError:
 class TelegramNotifier:
     """Implements the worker's Notifier with a python-telegram-bot Bot."""
 
-    def __init__(self, bot: Bot, *, sandbox: bool = False) -> None:
+    def __init__(self, bot: Bot, *, sandbox: bool = False, keyboard: Keyboard | None = None) -> None:
         self._bot = bot
         #: results come from the embedded sandbox (no AIART_API_KEY): every caption says so
         self._sandbox = sandbox
+        #: the follow-up buttons under a result (none when not given)
+        self._keyboard = keyboard or (lambda job, operation: None)
 
     async def fetch_input(self, file_id: str) -> bytes:
         waited = 0.0
@@ -92,25 +109,76 @@ class TelegramNotifier:
             return None
         return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
 
-    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
+    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
         text = texts.result_caption(operation.describe(job.args), sandbox=self._sandbox)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.
         await self._delete_status(job)
+        markup = self._keyboard(job, operation)
+        if sum(len(result.data) for result in results) > UPLOAD_ACTION_BYTES:
+            await self._upload_action(job, operation)
         try:
-            sent = await self._send_results(job, operation, results, text)
+            sent = await self._send_results(job, operation, results, text, markup)
         except TelegramError as error:
             raise _as_delivery_error(error) from error
-        return [message.message_id for message in sent]
+        files = [file for message in sent if (file := _file_of(message)) is not None]
+        ids = [message.message_id for message in sent]
+        if markup is not None and len(sent) > 1:
+            # albums carry no keyboard: the buttons go on a short message after the album
+            ids += await self._send_album_keyboard(job, sent[0], markup)
+        if job.status_message_id is None:
+            await self._mark(job, texts.REACTION_DONE)
+        return Delivered(ids, files)
+
+    async def _send_album_keyboard(self, job: JobRecord, first: Message, markup: InlineKeyboardMarkup) -> list[int]:
+        """The follow-up buttons of an album; a failure here loses no result, so it is logged, not raised."""
+        try:
+            message = await self._bot.send_message(
+                job.chat_id, tr(job.language, texts.FU_PROMPT), reply_markup=markup,
+                reply_parameters=ReplyParameters(message_id=first.message_id, allow_sending_without_reply=True))
+        except TelegramError as error:
+            log.info("job %s: follow-up buttons not sent: %s", job.id, error)
+            return []
+        return [message.message_id]
+
+    async def _upload_action(self, job: JobRecord, operation: Operation) -> None:
+        action = ChatAction.UPLOAD_DOCUMENT if operation.result is ResultKind.PNG_DOCUMENT else ChatAction.UPLOAD_PHOTO
+        try:
+            await self._bot.send_chat_action(job.chat_id, action)
+        except TelegramError as error:  # only a courtesy
+            log.debug("job %s: no chat action: %s", job.id, error)
+
+    async def _mark(self, job: JobRecord, emoji: str) -> None:
+        """Turn the 👀 on a quick job's request into its final mark (best effort: the answer is already sent)."""
+        if job.reply_to_message_id is None:
+            return
+        try:
+            await self._bot.set_message_reaction(job.chat_id, job.reply_to_message_id, emoji)
+        except TelegramError as error:
+            log.debug("job %s: final reaction not set: %s", job.id, error)
+
+    async def show_progress(self, job: JobRecord, operation: Operation, elapsed: int) -> bool:
+        """Edit the job's status message to say it is at the service (and for how long); False when not edited."""
+        if job.status_message_id is None:
+            return False
+        what = operation.describe(job.args)
+        text = (tr(job.language, texts.PROGRESS_STARTED, what=what) if elapsed <= 0
+                else tr(job.language, texts.PROGRESS_RUNNING, what=what, seconds=elapsed))
+        try:
+            await self._bot.edit_message_text(text, job.chat_id, job.status_message_id)
+        except TelegramError as error:
+            log.debug("job %s: status not edited: %s", job.id, error)
+            return False
+        return True
 
     async def _send_results(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
-                            text: str) -> list[Message]:
+                            text: str, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
         reply = self._reply_to(job)
         if operation.result is ResultKind.PNG_DOCUMENT:
-            return [await self._send_document(job, results[0], text, reply)]
+            return [await self._send_document(job, results[0], text, reply, markup)]
         if len(results) == 1:
-            return [await self._send_picture(job, results[0], text, reply)]
+            return [await self._send_picture(job, results[0], text, reply, markup)]
         sent: list[Message] = []
         photos = all(fits_photo(result.data) for result in results)
         for start in range(0, len(results), ALBUM_MAX):
@@ -127,19 +195,20 @@ class TelegramNotifier:
         return sent
 
     async def _send_picture(self, job: JobRecord, result: ResultFile, text: str | None,
-                            reply: ReplyParameters | None) -> Message:
+                            reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None = None) -> Message:
         if fits_photo(result.data):
             try:
-                return await self._bot.send_photo(job.chat_id, result.data, caption=text, reply_parameters=reply)
+                return await self._bot.send_photo(job.chat_id, result.data, caption=text, reply_parameters=reply,
+                                                  reply_markup=markup)
             except BadRequest as error:
                 # Telegram has the last word on what a photo is; a document always gets through
                 log.info("job %s: photo refused (%s); sending as a document", job.id, error.message)
-        return await self._send_document(job, result, text, reply)
+        return await self._send_document(job, result, text, reply, markup)
 
     async def _send_document(self, job: JobRecord, result: ResultFile, text: str | None,
-                             reply: ReplyParameters | None) -> Message:
+                             reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None = None) -> Message:
         return await self._bot.send_document(job.chat_id, result.data, filename=result.file_name,
-                                             caption=text, reply_parameters=reply)
+                                             caption=text, reply_parameters=reply, reply_markup=markup)
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         await self._delete_status(job)  # first, as in deliver()
@@ -148,6 +217,8 @@ class TelegramNotifier:
                                          reply_parameters=self._reply_to(job))
         except TelegramError as error:
             raise _as_delivery_error(error) from error
+        if job.status_message_id is None:
+            await self._mark(job, texts.REACTION_FAILED)
 
     async def _delete_status(self, job: JobRecord) -> None:
         if job.status_message_id is None:

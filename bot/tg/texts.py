@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from bot.i18n import N_
 from bot.jobs.notifier import Failure, FailureKind
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord, JobState
@@ -164,3 +165,55 @@ def result_caption(description: str, *, sandbox: bool) -> str:
         return caption(text)
     room = CAPTION_LIMIT - len(SANDBOX_MARK) - 1
     return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + SANDBOX_MARK
+
+
+# ---- people: follow-ups, progress, history, settings, presets, groups (msgids; see bot.i18n) ----
+
+FU_AGAIN = N_("🔁 Again")
+FU_OTHER_STYLE = N_("🎨 Another style")
+FU_PROMPT = N_("What next with these pictures?")
+FU_PICK_PICTURE = N_("Which picture? ({title})")
+FU_PICTURE = N_("#{number}")
+FU_NOT_YOURS = N_("Only the person who asked for this result can use its buttons here.")
+FU_GONE = N_("That result is no longer available. Send the photo again.")
+REACTION_DONE = "👍"
+REACTION_FAILED = "👎"
+PROGRESS_RUNNING = N_("⏳ {what} — at the image service, {seconds} s so far. I'll reply with the result.")
+PROGRESS_STARTED = N_("⏳ {what} — at the image service. I'll reply with the result.")
+HISTORY_EMPTY = N_("You have no results in this chat yet.")
+HISTORY_TITLE = N_("Your recent jobs here:")
+HISTORY_LINE = N_("{number}. {what} — {when}, {outcome}")
+HISTORY_RESEND = N_("📤 Send #{number} again")
+HISTORY_NOT_YOURS = N_("That is someone else's result.")
+OUTCOME_DELIVERED = N_("done")
+OUTCOME_FAILED = N_("failed")
+OUTCOME_CANCELLED = N_("cancelled")
+OUTCOME_ACTIVE = N_("in progress")
+SETTINGS_TITLE = N_("Your settings (tap to change):")
+SETTINGS_GROUP_TITLE = N_("This group's settings (admins can change them):")
+SETTINGS_LANGUAGE = N_("🌐 Language")
+SETTINGS_UPSCALE = N_("Upscale by default: ×{factor}")
+SETTINGS_STYLE = N_("{group} style: {style}")
+SETTINGS_STYLE_ASK = N_("ask")
+SETTINGS_PICK_STYLE = N_("Default {group} style:")
+SETTINGS_QUICK_REACTION = N_("Quick jobs: a reaction")
+SETTINGS_QUICK_STATUS = N_("Quick jobs: a status message")
+SETTINGS_FOLLOWUPS_OWNER = N_("Result buttons: only whoever asked")
+SETTINGS_FOLLOWUPS_EVERYONE = N_("Result buttons: everyone")
+SETTINGS_ADMINS_ONLY = N_("Only this group's admins can change its settings.")
+SETTINGS_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here. Please try again.")
+SETTINGS_SAVED = N_("Saved.")
+EXPAND_PICK = N_("How should I expand it?")
+EXPAND_SQUARE = N_("Square")
+EXPAND_MARGIN = N_("Margin {pixels} px")
+EXPAND_NEED_NUMBERS = N_("I can't tell that file's size. Give the padding in pixels: /expand <left> <top> <right> <bottom>.")
+COUNT_PICK = N_("How many headshots?")
+DEEP_LINK_PHOTO = N_("{title}: send me a photo with {usage} as its caption, or reply to a photo with it.")
+DEEP_LINK_TEXT = N_("{title}: send {usage}")
+PAIR_REPLY_FIRST = N_("{title} needs two images: first the {first}, then the {second}. "
+                      "Reply to this message with the {first}.")
+PAIR_REPLY_SECOND = N_("Got the {first}. Now reply to this message with the {second}.")
+GROUP_GREETING = N_("Hi! I edit photos with AI. In this group, send a photo with a command as its caption "
+                    "(for example /upscale@{bot} 2), or reply to a photo with a command. When I ask for a "
+                    "photo, reply to my message with it. /help lists everything; admins set the group up "
+                    "with /settings.")

@@ -46,6 +46,7 @@ from tests.fakes.telegram_models import (
     too_many_requests,
 )
 from tests.fakes.telegram_params import decode_request
+from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_state import TelegramState
 
 __all__ = [
@@ -71,12 +72,16 @@ class FakeTelegram:
         rate_limits: bool = False,
         faults: TgFaults | None = None,
         clock: Callable[[], float] = time.monotonic,
+        privacy_mode: bool = False,
     ) -> None:
         bot_id_text = token.split(":", 1)[0]
         self._token = token
         self.bot_user = User(id=int(bot_id_text) if bot_id_text.isdigit() else 123456,
                              first_name="AI Art Test", username=bot_username, is_bot=True)
         self.rate_limits = rate_limits
+        #: the bot's privacy mode (BotFather's /setprivacy; on for bots by default, off here so tests see
+        #: every group message unless they turn it on): in groups only what Telegram delivers reaches the bot
+        self.privacy_mode = privacy_mode
         self._clock = clock
         self._state = TelegramState(self.bot_user)
         self._api = BotApi(self._state, bot_username)
@@ -194,8 +199,17 @@ class FakeTelegram:
 
     def _publish(self, kind: str, message: StoredMessage) -> dict[str, Any]:
         payload = message.to_dict()
-        self._state.push_update(kind, payload)
+        admins = self._state.chat_admins.get(message.chat.id, set())
+        if kind != "message" or seen_by_bot(message, self.bot_user, privacy_mode=self.privacy_mode, admins=admins):
+            self._state.push_update(kind, payload)
         return payload
+
+    def bot_added(self, chat: Chat, by: User, *, status: str = "member") -> dict[str, Any]:
+        """`by` adds the bot to a group: queues a "my_chat_member" update (left -> `status`)."""
+        self._state.remember(chat, by)
+        update = my_chat_member(chat, by, self.bot_user, "left", status)
+        self._state.push_update("my_chat_member", update)
+        return update
 
     # --- what the bot did -------------------------------------------------------------------------
 

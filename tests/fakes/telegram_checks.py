@@ -104,6 +104,12 @@ def check_reply_markup(markup: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(markup, dict):
         raise bad_request("object expected as reply markup")
+    if "force_reply" in markup:
+        # ForceReply: {"force_reply": true, "selective"?, "input_field_placeholder"? (1-64 characters)}
+        placeholder = markup.get("input_field_placeholder")
+        if markup["force_reply"] is not True or (placeholder is not None and not 1 <= len(str(placeholder)) <= 64):
+            raise bad_request("can't parse reply keyboard markup JSON object")
+        return markup
     if "inline_keyboard" not in markup:
         raise bad_request("reply keyboards are not modelled by the fake: the bot sends inline keyboards")
     _check_inline_keyboard(markup["inline_keyboard"])

@@ -1,0 +1,111 @@
+"""Follow-up buttons under a delivered result, and their callback data.
+
+The data names a stored job and an action, nothing kept in memory, so a button works after a restart
+and on any replica: ``fu:<job id>:a`` (again), ``fu:<job id>:s[:<style>]`` (another style: the picker,
+then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result).
+Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
+button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
+needs numbers, nor the styled ones, which need a style).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.i18n import tr
+from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.styles import StyleCatalogue
+from bot.store import JobRecord
+from bot.tg import texts
+
+PREFIX = "fu"
+AGAIN, STYLE, NEXT = "a", "s", "n"
+#: next-operation buttons under one result at most
+MAX_NEXT = 6
+CALLBACK_MAX_BYTES = 64
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A pressed follow-up button."""
+
+    job_id: int
+    action: str
+    operation: str = ""
+    argument: str = ""
+    picture: int | None = None
+
+
+def parse(data: str | None) -> FollowUp | None:
+    """Decode follow-up callback data; None for anything else."""
+    if not data or not data.startswith(PREFIX + ":") or len(data.encode()) > CALLBACK_MAX_BYTES:
+        return None
+    parts = data.split(":")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return None
+    job_id, action = int(parts[1]), parts[2]
+    if action == AGAIN and len(parts) == 3:
+        return FollowUp(job_id, AGAIN)
+    if action == STYLE and len(parts) in (3, 4):
+        return FollowUp(job_id, STYLE, argument=parts[3] if len(parts) == 4 else "")
+    if action == NEXT and len(parts) in (5, 6):
+        picture = parts[5] if len(parts) == 6 else None
+        if picture is not None and not picture.isdigit():
+            return None
+        return FollowUp(job_id, NEXT, parts[3], parts[4], int(picture) if picture is not None else None)
+    return None
+
+
+def _data(*parts: object) -> str | None:
+    data = ":".join(str(part) for part in parts)
+    return data if len(data.encode()) <= CALLBACK_MAX_BYTES else None
+
+
+def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation, str, str]]:
+    """(operation, button label, argument text) for what makes sense on one result image."""
+    found = []
+    for operation in operations.values():
+        if operation.images != 1:
+            continue
+        for button in operation.menu_buttons:
+            try:
+                operation.parse(button.argument)
+            except ArgumentError:  # a style or numbers are missing: not one tap
+                continue
+            found.append((operation, button.label, button.argument))
+    return found[:MAX_NEXT]
+
+
+def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
+    return [buttons[i:i + width] for i in range(0, len(buttons), width)]
+
+
+def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
+    """The buttons under a delivered result of `job`."""
+    lang = job.language
+    first = [InlineKeyboardButton(tr(lang, texts.FU_AGAIN), callback_data=_data(PREFIX, job.id, AGAIN))]
+    if operation.style_group is not None:
+        first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_STYLE), callback_data=_data(PREFIX, job.id, STYLE)))
+    following = [InlineKeyboardButton(label, callback_data=data)
+                 for next_op, label, argument in next_operations(operations)
+                 if (data := _data(PREFIX, job.id, NEXT, next_op.name, argument)) is not None]
+    return InlineKeyboardMarkup([first, *_rows(following, 3)])
+
+
+def style_keyboard(job: JobRecord, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:
+    """The styles of the job's operation, each making a new job with the same input in that style."""
+    group = styles.group(operation.style_group)
+    buttons = [InlineKeyboardButton(style.label, callback_data=data) for style in group.styles.values()
+               if (data := _data(PREFIX, job.id, STYLE, style.key)) is not None]
+    return InlineKeyboardMarkup(_rows(buttons, 2))
+
+
+def picture_keyboard(job: JobRecord, choice: FollowUp) -> InlineKeyboardMarkup:
+    """Which of a job's several results a next operation should take."""
+    buttons = [InlineKeyboardButton(tr(job.language, texts.FU_PICTURE, number=index + 1), callback_data=data)
+               for index in range(len(job.result_files))
+               if (data := _data(PREFIX, job.id, NEXT, choice.operation, choice.argument, index)) is not None]
+    return InlineKeyboardMarkup(_rows(buttons, 5))

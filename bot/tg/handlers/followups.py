@@ -1,0 +1,126 @@
+"""The buttons under a delivered result: again, another style, and the next operations on it.
+
+Each press reads the job its button names from the database, so it works after a restart and on any
+replica; the new job goes through the same queue (and quotas) as a typed command, and its result
+replies to the message the button was on.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import CallbackQuery, Message, ReplyParameters, Update
+from telegram.constants import ChatType
+from telegram.error import TelegramError
+from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+
+from bot.i18n import language_of, tr
+from bot.jobs.people import FOLLOWUPS_EVERYONE
+from bot.operations.catalogue import ArgumentError
+from bot.store import JobRecord
+from bot.tg import followups, texts
+from bot.tg.context import deps
+from bot.tg.flow import queue
+
+log = logging.getLogger(__name__)
+
+
+async def answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
+    """Answer a button press (a query too old to answer is not worth an error)."""
+    try:
+        await query.answer(text, show_alert=alert)
+    except TelegramError:
+        return
+
+
+async def may_press(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord) -> bool:
+    """Whether the presser may use this job's buttons: its owner, anyone in private, or anyone where the group allows."""
+    if query.from_user.id == job.user_id or job.chat_type == ChatType.PRIVATE:
+        return True
+    people = deps(context).people
+    return people is not None and bool((await people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
+
+
+async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A follow-up button was pressed."""
+    query = update.callback_query
+    d = deps(context)
+    lang = language_of(query.from_user.language_code)
+    choice = followups.parse(query.data)
+    message = query.message if isinstance(query.message, Message) else None
+    job = await d.people.job(choice.job_id) if choice is not None and d.people is not None else None
+    operation = d.operations.get(job.operation) if job is not None else None
+    if job is None or operation is None or message is None or job.chat_id != message.chat_id:
+        await answer(query, tr(lang, texts.FU_GONE), alert=True)
+        return
+    if not await may_press(context, query, job):
+        await answer(query, tr(lang, texts.FU_NOT_YOURS), alert=True)
+        return
+    if choice.action == followups.AGAIN:
+        await answer(query)
+        await queue(context, operation, dict(job.args), message, list(job.inputs), requester=query.from_user)
+    elif choice.action == followups.STYLE:
+        await _another_style(context, query, job, choice, message)
+    else:
+        await _next_operation(context, query, job, choice, message)
+
+
+async def _another_style(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord,
+                         choice: followups.FollowUp, message: Message) -> None:
+    d = deps(context)
+    operation = d.operations[job.operation]
+    if operation.style_group is None:
+        await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    await answer(query)
+    if not choice.argument:
+        try:
+            await context.bot.send_message(
+                message.chat_id, tr(job.language, texts.STYLE_PROMPT),
+                reply_markup=followups.style_keyboard(job, operation, d.styles),
+                reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))
+        except TelegramError as error:
+            log.info("could not show the style picker of job %s: %s", job.id, error)
+        return
+    if d.styles.group(operation.style_group).get(choice.argument) is None:
+        return
+    key = "model" if "model" in job.args else "style"  # /generate picks models where the others pick styles
+    # the picker replies to the result: the new result replies to that same result
+    source = message.reply_to_message or message
+    await queue(context, operation, {**job.args, key: choice.argument}, source, list(job.inputs),
+                requester=query.from_user)
+
+
+async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord,
+                          choice: followups.FollowUp, message: Message) -> None:
+    d = deps(context)
+    offered = {(op.name, argument) for op, _, argument in followups.next_operations(d.operations)}
+    operation = d.operations.get(choice.operation)
+    if operation is None or (choice.operation, choice.argument) not in offered or not job.result_files:
+        await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    if choice.picture is None and len(job.result_files) > 1:
+        await answer(query)
+        try:  # several pictures (an album): ask which one, on the buttons' own message
+            await message.edit_text(tr(job.language, texts.FU_PICK_PICTURE, title=operation.title),
+                                    reply_markup=followups.picture_keyboard(job, choice))
+        except TelegramError as error:
+            log.info("could not ask which picture of job %s: %s", job.id, error)
+        return
+    index = choice.picture or 0
+    if index >= len(job.result_files):
+        await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    try:
+        args = operation.parse(choice.argument)
+    except ArgumentError:
+        await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    await answer(query)
+    # the new result replies to the message the button was on (the result, or an album's buttons)
+    await queue(context, operation, args, message, [job.result_files[index]["id"]], requester=query.from_user)
+
+
+def register(application: Application) -> None:
+    """Handle the follow-up buttons (before the photo menu's catch-all button handler)."""
+    application.add_handler(CallbackQueryHandler(on_follow_up, pattern=rf"^{followups.PREFIX}:"))

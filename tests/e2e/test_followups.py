@@ -1,0 +1,99 @@
+"""Follow-up buttons under results: again, another style, next operations; after a restart; in groups."""
+
+from __future__ import annotations
+
+from bot.tg import texts as bot_texts
+from tests.e2e.conftest import ALICE, BOB, size_of
+from tests.e2e.helpers import media, wait_media
+from tests.fakes import samples
+
+
+def buttons(message) -> list[str]:
+    return [button["callback_data"] for row in (message.reply_markup or {}).get("inline_keyboard", [])
+            for button in row if "callback_data" in button]
+
+
+def button(message, suffix: str) -> str:
+    return next(data for data in buttons(message) if data.endswith(suffix))
+
+
+async def test_upscale_of_a_result_is_twice_the_result(bot, telegram, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(120, 90), caption="/colorize")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert size_of(result.media) == (120, 90)
+    data = button(result, ":n:upscale:2")
+    assert data.startswith("fu:") and len(data.encode()) <= 64
+    telegram.user_presses(alice_chat, ALICE, result.message_id, data)
+    results = await wait_media(telegram, alice_chat.id, 2)
+    assert size_of(results[1].media) == (240, 180)
+    assert results[1].reply_to_message_id == result.message_id
+    # the next result again carries buttons, and on it too an upscale doubles
+    telegram.user_presses(alice_chat, ALICE, results[1].message_id, button(results[1], ":n:upscale:2"))
+    results = await wait_media(telegram, alice_chat.id, 3)
+    assert size_of(results[2].media) == (480, 360)
+
+
+async def test_again_and_another_style(bot, telegram, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/art oil")
+    [result] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":a"))
+    again = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert size_of(again.media) == size_of(result.media)
+    assert again.caption.startswith("✅ Art: oil") and again.reply_to_message_id == result.message_id
+    telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":s"))
+    await telegram.wait_for(lambda: any(m.text == "Pick a style:" and m.reply_markup
+                                        for m in telegram.sent(alice_chat.id)))
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text == "Pick a style:")
+    other = next(data for data in buttons(picker) if not data.endswith(":oil"))
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, other)
+    styled = (await wait_media(telegram, alice_chat.id, 3))[2]
+    assert styled.caption.startswith(f"✅ Art: {other.rsplit(':', 1)[1]}")
+    assert styled.reply_to_message_id == result.message_id
+    assert size_of(styled.media) == size_of(result.media)
+
+
+async def test_an_album_gets_its_buttons_after_it_and_asks_which_picture(bot, telegram, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/headshot business 2")
+    album = await wait_media(telegram, alice_chat.id, 2)
+    await telegram.wait_for(lambda: any(m.text == bot_texts.FU_PROMPT for m in telegram.sent(alice_chat.id)))
+    keys = next(m for m in telegram.sent(alice_chat.id) if m.text == bot_texts.FU_PROMPT)
+    assert keys.reply_to_message_id == album[0].message_id
+    telegram.user_presses(alice_chat, ALICE, keys.message_id, button(keys, ":n:upscale:2"))
+    await telegram.wait_for(lambda: telegram.message(alice_chat.id, keys.message_id)["text"].startswith("Which"))
+    chooser = next(m for m in telegram.sent(alice_chat.id) if m.message_id == keys.message_id)
+    telegram.user_presses(alice_chat, ALICE, keys.message_id, button(chooser, ":upscale:2:1"))
+    upscaled = (await wait_media(telegram, alice_chat.id, 3))[2]
+    width, height = size_of(album[1].media)
+    assert size_of(upscaled.media) == (2 * width, 2 * height)
+
+
+async def test_a_button_pressed_after_a_restart_still_works(bot, telegram, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(64, 48), caption="/restore")
+    [result] = await wait_media(telegram, alice_chat.id)
+    await bot.stop()
+    await bot.start()
+    telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":n:upscale:4"))
+    upscaled = (await wait_media(telegram, alice_chat.id, 2))[1]
+    width, height = size_of(result.media)
+    assert size_of(upscaled.media) == (4 * width, 4 * height)
+
+
+async def test_in_a_group_only_the_owner_presses_unless_the_group_allows(bot, telegram, group_chat):
+    telegram.members.make_admin(group_chat, ALICE)
+    telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(64, 48), caption="/colorize")
+    [result] = await wait_media(telegram, group_chat.id)
+    query = telegram.user_presses(group_chat, BOB, result.message_id, button(result, ":a"))
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == bot_texts.FU_NOT_YOURS
+    assert len(media(telegram, group_chat.id)) == 1
+    # an admin lets everyone use the buttons
+    asked = telegram.user_sends(group_chat, ALICE, text="/settings")
+    await telegram.wait_for(lambda: any(m.reply_to_message_id == asked["message_id"] and m.reply_markup
+                                        for m in telegram.sent(group_chat.id)))
+    panel = next(m for m in telegram.sent(group_chat.id) if m.reply_to_message_id == asked["message_id"])
+    toggle = next(data for data in buttons(panel) if "followups" in data)
+    pressed = telegram.user_presses(group_chat, ALICE, panel.message_id, toggle)
+    await telegram.wait_for(lambda: pressed in telegram.callback_answers)
+    telegram.user_presses(group_chat, BOB, result.message_id, button(result, ":a"))
+    again = (await wait_media(telegram, group_chat.id, 2))[1]
+    assert again.reply_to_message_id == result.message_id
