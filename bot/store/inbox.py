@@ -117,11 +117,11 @@ class InboxRepository:
                    for row in result}
         return [claimed[update_id] for update_id in ids]
 
-    async def finish(self, update_id: int, *, owner: str, now: datetime) -> bool:
-        """Mark a claimed update handled (its JSON is no longer needed); False if `owner` lost it."""
+    async def finish(self, update_id: int, *, owner: str, now: datetime, state: str = DONE) -> bool:
+        """Mark a claimed update handled, or `state` (its JSON is no longer needed); False if `owner` lost it."""
         result = await self._session.execute(
             update(inbox_table).where(inbox_table.c.update_id == update_id, inbox_table.c.lease_owner == owner)
-            .values(state=DONE, payload={}, lease_owner=None, lease_until=None, handled_at=now)
+            .values(state=state, payload={}, lease_owner=None, lease_until=None, handled_at=now)
             .returning(inbox_table.c.update_id))
         return result.first() is not None
 

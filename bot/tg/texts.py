@@ -164,3 +164,13 @@ def result_caption(description: str, *, sandbox: bool) -> str:
         return caption(text)
     room = CAPTION_LIMIT - len(SANDBOX_MARK) - 1
     return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + SANDBOX_MARK
+
+# --- sent to BOT_ADMINS when the service account stops working (bot.jobs.alarm) ---
+from bot.i18n import N_  # noqa: E402  (appended with these texts, to keep the merge with other branches easy)
+
+ADMIN_NO_CREDITS = N_("⚠️ The image service says the account has no credits left: every new job fails until "
+                      "credits are added. Users are told the service is out of credits. I'll tell you again if "
+                      "it recovers and runs out again, or in an hour if it stays this way.")
+ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401): every new job fails. Check "
+                       "AIART_API_KEY. I'll tell you again if it recovers and fails again, or in an hour if it "
+                       "stays this way.")
