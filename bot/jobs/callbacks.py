@@ -3,9 +3,9 @@
 A callback makes its task's check due now (`Worker.check_now`). While callbacks arrive for the tasks
 that end, checking before then only costs requests, so the first check of a task moves out to where
 it has almost surely ended (the duration model's `LATE_QUANTILE`), and a check before it is the
-exception. When callbacks go missing (a task found finished by a check that no callback asked for,
-in more than `LOSS_THRESHOLD` of the last `WINDOW` finished tasks), the schedule is the plain one
-again, so a lost callback costs no more than polling alone would. Evidence is this process's own:
+exception. Until MIN_HEARD callbacks came, and whenever callbacks go missing (a task found finished
+by a check that no callback asked for, in `LOSS_THRESHOLD` or more of the last `WINDOW` finished
+tasks), the schedule is the plain one, so a lost callback costs no more than polling alone would. Evidence is this process's own:
 a callback that reached another replica counts here as lost, which only makes polling denser.
 """
 
@@ -20,8 +20,10 @@ LATE_QUANTILE = 0.995
 WINDOW = 50
 #: below this share of finished tasks without a callback, callbacks count as reliable
 LOSS_THRESHOLD = 0.04
-#: finished tasks needed before the share is trusted: until then one loss already counts as that share
+#: the share is taken over at least this many tasks, so one early loss already counts as 5%
 MIN_EVIDENCE = 20
+#: callbacks heard for finished tasks before checks wait for them (until then: the plain schedule)
+MIN_HEARD = 5
 _HEARD_KEPT = 4096
 
 
@@ -44,8 +46,8 @@ class CallbackSchedule:
 
     @property
     def reliable(self) -> bool:
-        """Whether checks may wait for callbacks."""
-        return self.loss < LOSS_THRESHOLD
+        """Whether checks may wait for callbacks: some came, and hardly any went missing."""
+        return sum(self._outcomes) >= MIN_HEARD and self.loss < LOSS_THRESHOLD
 
     def heard(self, task_id: str) -> None:
         """A callback for this task arrived."""
