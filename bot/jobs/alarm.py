@@ -66,8 +66,9 @@ class ServiceAlarm:
     async def _tell(self, problem: str) -> None:
         try:
             await self._send(problem)
-        except Exception:  # the log line stays; the next one after repeat_after tries again
+        except Exception:  # not told: the next call that meets the problem tries again
             log.warning("could not tell the admins that the service reports %s", problem, exc_info=True)
+            self._raised.pop(problem, None)
 
     async def close(self) -> None:
         """Wait for messages being sent."""

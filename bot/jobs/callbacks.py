@@ -11,6 +11,7 @@ a callback that reached another replica counts here as lost, which only makes po
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict, deque
 
 from bot.jobs.polling import PollSchedule
@@ -32,7 +33,7 @@ class CallbackSchedule:
 
     def __init__(self, base: PollSchedule) -> None:
         self.base = base
-        self._heard: OrderedDict[str, None] = OrderedDict()
+        self._heard: OrderedDict[str, float] = OrderedDict()  # task id -> when its callback came (monotonic)
         self._outcomes: deque[bool] = deque(maxlen=WINDOW)  # True: a callback came for the finished task
 
     def __getattr__(self, name: str) -> object:
@@ -51,10 +52,14 @@ class CallbackSchedule:
 
     def heard(self, task_id: str) -> None:
         """A callback for this task arrived."""
-        self._heard[task_id] = None
+        self._heard[task_id] = time.monotonic()
         self._heard.move_to_end(task_id)
         while len(self._heard) > _HEARD_KEPT:
             self._heard.popitem(last=False)
+
+    def heard_since(self, task_id: str, since: float) -> bool:
+        """Whether a callback for this task came after `since` (monotonic): a check in flight then may have missed the end."""
+        return self._heard.get(task_id, float("-inf")) >= since
 
     def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
         """The plain first check, or (callbacks reliable) the one where the task has almost surely ended."""
@@ -73,7 +78,7 @@ class CallbackSchedule:
         """A task finished: learn its duration, and whether a callback announced it."""
         self.base.record(operation, seconds, input_pixels)
         if task_id is not None:
-            self._outcomes.append(self._heard.pop(task_id, "missing") is None)
+            self._outcomes.append(self._heard.pop(task_id, None) is not None)
 
     @staticmethod
     def backoff(attempt: int, **options: object) -> float:

@@ -87,9 +87,13 @@ def admin_alarm(application: Application, admins: frozenset[int]) -> Callable[[s
 
     async def send(problem: str) -> None:
         text = tr("en", problems[problem])
+        told = 0
         for admin_id in sorted(admins):
             try:
                 await application.bot.send_message(admin_id, text)
+                told += 1
             except TelegramError as error:  # an admin who never started the bot cannot be written to
                 log.warning("could not tell admin %s about %s: %s", admin_id, problem, error)
+        if not told:
+            raise RuntimeError(f"no admin could be told about {problem}")
     return send
