@@ -352,9 +352,6 @@ class Worker:
             self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
             input_pixels = max((image.width * image.height for image in images), default=None)
             first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
-            heard_since = getattr(self.schedule, "heard_since", None)
-            if heard_since is not None and heard_since(task_id, float("-inf")):
-                first = 0.0  # the task ended (and called back) before its job was even recorded as running
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
                                next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
                                lease_owner=None, lease_until=None)
@@ -390,7 +387,6 @@ class Worker:
         operation = self._operations.get(job.operation)
         now = self._clock()
         self._polls[job.id] = self._polls.get(job.id, 0) + 1
-        asked = time.monotonic()
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
@@ -425,9 +421,6 @@ class Worker:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
             delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
-            heard_since = getattr(self.schedule, "heard_since", None)
-            if heard_since is not None and heard_since(job.task_id, asked):
-                delay = 0.0  # a callback came while this check was on its way: the task may have ended since
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
             await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None)
 
