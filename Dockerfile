@@ -32,10 +32,12 @@ WORKDIR /app
 USER bot
 VOLUME ["/app/data"]
 
-# The bot's own HTTP server (signed media links, bot/media.py; MEDIA_PORT in bot/config.py). It starts only
-# when PUBLIC_URL is set, and must listen on all interfaces to be reachable from outside the container.
-ENV MEDIA_HOST=0.0.0.0 MEDIA_PORT=8081
+# The bot's one HTTP server (bot/http/: /healthz, /readyz, /metrics, webhooks, signed media links); it must
+# listen on all interfaces to be reachable from outside the container (HTTP_HOST/HTTP_PORT in bot/config.py)
+ENV HTTP_HOST=0.0.0.0 HTTP_PORT=8081
 EXPOSE 8081
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8081/readyz', timeout=4)"
 
 # SIGTERM lets in-flight work finish (15 s) and releases job leases; see `docker stop -t 20` above
 STOPSIGNAL SIGTERM

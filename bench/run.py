@@ -155,6 +155,10 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
         figures["lag_p95_s_fixed2"] = results["fixed:2"].lag_p95_s
         figures["polls_per_task_fixed5"] = results["fixed:5"].polls_per_task
         figures["lag_p95_s_fixed5"] = results["fixed:5"].lag_p95_s
+        figures["polls_per_task_cb"] = results["adaptive+cb"].polls_per_task
+        figures["lag_p95_s_cb"] = results["adaptive+cb"].lag_p95_s
+        figures["polls_per_task_cb_lossy"] = results["adaptive+cb-lossy"].polls_per_task
+        figures["lag_p95_s_cb_lossy"] = results["adaptive+cb-lossy"].lag_p95_s
     if "idle" in sections:
         say(f"idle: {sizes.idle_jobs} jobs waiting (running, next check an hour away); CPU over {sizes.idle_seconds:g} s")
         result = await run_idle(sizes.idle_jobs, workdir / "idle", seconds=sizes.idle_seconds,

@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.add_argument("--task-seconds", type=float, default=3.0, help="how long tasks stay in progress")
     sandbox.add_argument("--credits", type=int, default=1000)
     sandbox.add_argument("--rate-limit", type=float, default=None, help="requests per second before 429")
+    sandbox.add_argument("--webhook-url", default=None, help="POST each task's callback here when it ends")
+    sandbox.add_argument("--webhook-lost", type=float, default=0.0, help="share of callbacks never sent")
+    sandbox.add_argument("--webhook-late", type=float, default=0.0, help="share of callbacks sent late")
+    sandbox.add_argument("--webhook-late-s", type=float, default=2.0, help="how late a late callback is")
+    sandbox.add_argument("--webhook-duplicated", type=float, default=0.0, help="share of callbacks sent twice")
     tryout.add_parser(commands)
     args = parser.parse_args(argv)
 
@@ -54,9 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(level, _secrets(settings) + ([args.api_key] if args.command == "sandbox" else []))
     if args.command == "sandbox":
         from bot.sandbox import SandboxConfig, serve
+        from bot.sandbox.callbacks import CallbackFaults
 
         config = SandboxConfig(api_key=args.api_key, task_seconds=args.task_seconds, credits=args.credits,
-                               rate_limit_per_s=args.rate_limit)
+                               rate_limit_per_s=args.rate_limit, webhook_url=args.webhook_url,
+                               webhook_faults=CallbackFaults(lost=args.webhook_lost, late=args.webhook_late,
+                                                             late_s=args.webhook_late_s,
+                                                             duplicated=args.webhook_duplicated))
         print(f"sandbox on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
         try:
             asyncio.run(serve(config, args.host, args.port))

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 IdList = Annotated[frozenset[int], NoDecode]
@@ -69,6 +69,24 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
 
+    #: the bot's one HTTP server (health, metrics, media links, webhooks); MEDIA_HOST/MEDIA_PORT still work
+    http_host: str = Field(default="0.0.0.0", validation_alias=AliasChoices("http_host", "media_host"))
+    #: 0: any free port (logged); tests use it
+    http_port: int = Field(default=8081, ge=0, le=65535, validation_alias=AliasChoices("http_port", "media_port"))
+    #: set: webhook mode (setWebhook with this URL; its path is served); unset: long polling
+    telegram_webhook_url: str | None = None
+    #: the webhook's secret token; unset, derived from the bot token (every replica derives the same)
+    telegram_webhook_secret: SecretStr | None = Field(default=None, min_length=1, max_length=256,
+                                                      pattern=r"^[A-Za-z0-9_-]+$")
+    #: how long a replica may handle an update before another takes it over (it crashed)
+    update_lease_s: float = Field(default=60.0, gt=0)
+    #: the secret path the service's task callbacks are served on (e.g. /aiart/<random>); unset: none
+    aiart_webhook_path: str | None = Field(default=None, pattern=r"^/\S+$")
+    #: when set, callbacks only from these addresses or networks (the provider names 54.212.95.175, 44.236.127.35)
+    aiart_webhook_ips: HostList = frozenset()
+    #: read the callback's sender from X-Forwarded-For (only behind a proxy that sets it)
+    aiart_webhook_trust_forwarded: bool = False
+
     @field_validator("bot_admins", "bot_allowed_users", "bot_allowed_chats", mode="before")
     @classmethod
     def _split_ids(cls, value: object) -> object:
@@ -77,7 +95,7 @@ class Settings(BaseSettings):
             return frozenset(int(part) for part in value.replace(";", ",").split(",") if part.strip())
         return value
 
-    @field_validator("aiart_result_hosts", mode="before")
+    @field_validator("aiart_result_hosts", "aiart_webhook_ips", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:
         """Accept "a.example, b.example" as well as a list."""
@@ -106,3 +124,8 @@ class Settings(BaseSettings):
     def uses_sandbox(self) -> bool:
         """True when no API key is set: the embedded sandbox serves the API."""
         return self.aiart_api_key is None or not self.aiart_api_key.get_secret_value()
+
+    @property
+    def webhook_mode(self) -> bool:
+        """True when Telegram delivers updates to TELEGRAM_WEBHOOK_URL instead of long polling."""
+        return bool(self.telegram_webhook_url)

@@ -170,6 +170,13 @@ class MediaLinks:
 
 def build_media_app(links: MediaLinks) -> web.Application:
     """An aiohttp application serving GET (and HEAD) /media/<token>; everything else is 404."""
+    app = web.Application()
+    add_media_routes(app, links)
+    return app
+
+
+def add_media_routes(app: web.Application, links: MediaLinks) -> None:
+    """Serve GET (and HEAD) /media/<token> from `links` in `app`; any other method or token is a bare 404."""
 
     async def serve(request: web.Request) -> web.Response:
         found = links.resolve(request.match_info["token"]) if request.method in ("GET", "HEAD") else None
@@ -179,10 +186,8 @@ def build_media_app(links: MediaLinks) -> web.Application:
         return web.Response(body=data, content_type=mime,
                             headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
 
-    app = web.Application()
     # every method is routed here, so even a wrong one gets the same bare 404 (not a telling 405)
     app.router.add_route("*", MEDIA_PATH + "{token}", serve)
-    return app
 
 
 class MediaServer:

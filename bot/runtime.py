@@ -11,24 +11,34 @@ import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import httpx
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from telegram.ext import Application
 
 from bot.aiart import AiartClient
 from bot.config import Settings
+from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
+from bot.http.server import Routes
+from bot.jobs.alarm import ServiceAlarm
+from bot.jobs.callbacks import CallbackSchedule
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
 from bot.jobs.worker import Worker, WorkerConfig
-from bot.media import serve_media
+from bot.media import MediaLinks
+from bot.metrics import Metrics
 from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
-from bot.store import create_engine, migrate, session_factory
-from bot.tg.app import ALLOWED_UPDATES, announce_commands, build_application, notifier_for
+from bot.store import ACTIVE_STATES, JobRepository, create_engine, migrate, session_factory
+from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
+from bot.tg.inbox import UpdateInbox
 from bot.tg.intake import UpdateIntake
 from bot.transport import AiohttpTransport
 
@@ -97,7 +107,7 @@ def worker_config(settings: Settings, *, shutdown_grace: float) -> WorkerConfig:
 
 
 async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None:
-    """Run the bot with long polling until `stop` is set (or SIGINT/SIGTERM), then shut down cleanly."""
+    """Run the bot (long polling, or webhook mode with TELEGRAM_WEBHOOK_URL) until `stop` is set (or SIGINT/SIGTERM)."""
     if settings.telegram_bot_token is None:
         raise SystemExit("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in .env")
     stop = stop or _stop_on_signals()
@@ -107,44 +117,133 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     sessions = session_factory(engine)
     styles = load_catalogue(settings.styles_file)
     catalogue = build_catalogue(styles)
+    metrics = Metrics()
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
-        async with connect_service(settings) as service, serve_media(settings) as media:
+        async with connect_service(settings) as service:
+            token = settings.telegram_bot_token.get_secret_value()
+            media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
                               quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
-                              on_enqueued=lambda: worker.wake() if worker else None)
+                              on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
             deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
                         people=PeopleService(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
-            application = build_application(settings.telegram_bot_token.get_secret_value(),
-                                            settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit)
+            application = build_application(token, settings.telegram_api_url, deps,
+                                             rate_limit=settings.telegram_rate_limit, metrics=metrics)
             notifier = notifier_for(application, sandbox=settings.uses_sandbox)
+            callback_path = service_callback_path(settings)
+            schedule: PollSchedule | CallbackSchedule = PollSchedule.for_policy(
+                settings.poll_policy, time_scale=settings.poll_time_scale)
+            if callback_path is not None:
+                schedule = CallbackSchedule(schedule)
+            alarm = ServiceAlarm(admin_alarm(application, settings.bot_admins)) if settings.bot_admins else None
             worker = Worker(sessions, service.client, notifier, catalogue,
                             handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
                             fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
-                            schedule=PollSchedule.for_policy(settings.poll_policy,
-                                                             time_scale=settings.poll_time_scale))
-            intake = UpdateIntake(application, jobs.made_from_message,
-                                  allowed_updates=ALLOWED_UPDATES, grace=grace)
+                            schedule=schedule, metrics=metrics, alarm=alarm)  # type: ignore[arg-type]
+            readiness = Readiness(check_database=lambda: _ping(engine))
+            routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
+                            callback_ips=settings.aiart_webhook_ips,
+                            trust_forwarded=settings.aiart_webhook_trust_forwarded)
+            intake: UpdateIntake | UpdateInbox
+            if settings.webhook_mode:
+                intake = UpdateInbox(application, sessions, jobs.made_from_message, owner=worker_id(settings),
+                                     lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
+                routes.webhook_path = urlsplit(settings.telegram_webhook_url or "").path or "/"
+                routes.webhook_secret = webhook_secret(settings)
+                routes.accept_update = intake.accept
+            else:
+                intake = UpdateIntake(application, jobs.made_from_message,
+                                      allowed_updates=ALLOWED_UPDATES, grace=grace)
+            readiness.loops = {"worker": lambda: worker.last_turn, "intake": lambda: intake.last_turn}
+            server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: _jobs_waiting(sessions)))
             async with application:
-                await announce_commands(application)
-                await application.start()
-                parts_stop = asyncio.Event()
-                parts = [asyncio.create_task(intake.run(parts_stop)), asyncio.create_task(worker.run(parts_stop))]
-                log.info("bot @%s is running", application.bot.username)
-                await _until_stopped(stop, parts)
-                log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
-                parts_stop.set()
-                outcomes = await asyncio.gather(*parts, return_exceptions=True)
-                await application.stop()
+                local = await server.start(settings.http_host, settings.http_port)
+                log.info("HTTP server at %s (/healthz, /readyz, /metrics%s%s%s)", local,
+                         ", media links" if media else "", ", the Telegram webhook" if settings.webhook_mode else "",
+                         ", service callbacks" if callback_path else "")
+                try:
+                    if service.sandbox is not None and callback_path is not None:
+                        # the embedded sandbox calls the bot's own endpoint back, on loopback
+                        service.sandbox.config.webhook_url = _loopback(local) + callback_path
+                    await announce_commands(application)
+                    await application.start()
+                    if settings.webhook_mode:
+                        await _set_webhook(application, settings)
+                    parts_stop = asyncio.Event()
+                    parts = [asyncio.create_task(intake.run(parts_stop)),
+                             asyncio.create_task(worker.run(parts_stop))]
+                    log.info("bot @%s is running (%s)", application.bot.username,
+                             "webhook" if settings.webhook_mode else "long polling")
+                    await _until_stopped(stop, parts)
+                    log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
+                    parts_stop.set()
+                    outcomes = await asyncio.gather(*parts, return_exceptions=True)
+                    if alarm is not None:
+                        await alarm.close()
+                    await application.stop()
+                finally:
+                    await server.stop()
     finally:
         await engine.dispose()
     failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
     if failures:
         raise failures[0]
     log.info("stopped cleanly")
+
+
+def webhook_secret(settings: Settings) -> str:
+    """TELEGRAM_WEBHOOK_SECRET, or one derived from the bot token (the same on every replica)."""
+    if settings.telegram_webhook_secret is not None:
+        return settings.telegram_webhook_secret.get_secret_value()
+    assert settings.telegram_bot_token is not None
+    return derive_webhook_secret(settings.telegram_bot_token.get_secret_value())
+
+
+def service_callback_path(settings: Settings) -> str | None:
+    """Where the service's callbacks are served: AIART_WEBHOOK_PATH, or for the embedded sandbox a random path."""
+    if settings.aiart_webhook_path:
+        return settings.aiart_webhook_path
+    if settings.uses_sandbox:
+        return "/aiart/callback/" + secrets.token_urlsafe(16)
+    return None
+
+
+def media_links(settings: Settings) -> MediaLinks | None:
+    """The store behind signed media links, served by the HTTP server; None without PUBLIC_URL."""
+    if not settings.public_url:
+        return None
+    secret = settings.media_secret.get_secret_value().encode() if settings.media_secret else None
+    return MediaLinks(settings.public_url, secret=secret, ttl=settings.media_ttl_s)
+
+
+async def _set_webhook(application: Application, settings: Settings) -> None:
+    """setWebhook with the URL, the secret (never logged) and the update types the bot handles."""
+    await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
+                                      allowed_updates=ALLOWED_UPDATES)
+    log.info("webhook set to %s", settings.telegram_webhook_url)
+
+
+async def _ping(engine: AsyncEngine) -> None:
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT 1"))
+
+
+async def _jobs_waiting(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+    async with sessions() as session:
+        counts = await JobRepository(session).counts_by_state()
+    return {state.value: count for state, count in counts.items() if state in ACTIVE_STATES}
+
+
+def _loopback(local: str) -> str:
+    """The server's local URL as reached from this host (a wildcard address is reached on loopback)."""
+    parts = urlsplit(local)
+    if parts.hostname in ("0.0.0.0", "::"):
+        return f"{parts.scheme}://127.0.0.1:{parts.port}"
+    return local
 
 
 async def _until_stopped(stop: asyncio.Event, parts: list[asyncio.Task[None]]) -> None:

@@ -48,14 +48,19 @@ from bench.perf.world import (
     wait_until,
     world,
 )
+from bot.sandbox.callbacks import CallbackFaults
 from tests.fakes import samples
 from tests.fakes.telegram import User, private_chat
+from tests.harness import free_port
 
 MEDIAN_S = 8.0
 P95_S = 40.0
 SIGMA = math.log(P95_S / MEDIAN_S) / 1.6448536
 CAPTION = "/upscale 2"
-POLICIES = ("adaptive", "fixed:2", "fixed:5")
+POLICIES = ("adaptive", "fixed:2", "fixed:5", "adaptive+cb", "adaptive+cb-lossy")
+#: the share of service callbacks the sandbox loses in the "-lossy" run
+LOSSY_SHARE = 0.1
+CALLBACK_PATH = "/aiart/bench-callbacks"
 SCENARIOS = ("sized", "independent")
 
 #: (caption, the sandbox's operation name, duration factor) of the sized scenario's operations
@@ -188,9 +193,18 @@ async def run_policy(policy: str, requests: list[Request], *, scale: float, arri
     replay: SizedReplay | DurationReplay = SizedReplay(requests, scale) if sized else DurationReplay(durations, scale)
     photos = photos if photos is not None else make_photos(requests)
     rng = random.Random(seed)
+    base_policy, _, callbacks = policy.partition("+")
     async with world(task_duration=replay) as (telegram, sandbox):
+        extra: dict[str, object] = {}
+        if callbacks:
+            # the service calls the bot back when a task ends (the sandbox, on loopback), some lost when lossy
+            port = free_port()
+            extra = {"aiart_webhook_path": CALLBACK_PATH, "http_port": port}
+            sandbox.config.webhook_url = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+            sandbox.config.webhook_faults = CallbackFaults(lost=LOSSY_SHARE if callbacks.endswith("lossy") else 0.0,
+                                                           seed=seed)
         env = bot_env(telegram, sandbox, database_url or f"sqlite+aiosqlite:///{workdir}/bot.db", telegram_rate_limit="false",
-                      poll_policy=policy, poll_time_scale=scale)
+                      poll_policy=base_policy, poll_time_scale=scale, **extra)
         async with running_process(env, workdir, telegram) as bot:
             first_call = len(telegram.calls)
             cpu_before, started = ProcStats(bot.pid).cpu_seconds(), time.monotonic()

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 KEYS = ("throughput_jobs_s", "throughput_jobs_s_pg", "tg_calls_per_job", "tg_calls_per_job_quick",
         "tg_calls_per_job_slow", "polls_per_task", "lag_p95_s",
         "polls_per_task_fixed2", "lag_p95_s_fixed2", "polls_per_task_fixed5", "lag_p95_s_fixed5",
+        "polls_per_task_cb", "lag_p95_s_cb", "polls_per_task_cb_lossy", "lag_p95_s_cb_lossy",
         "rss_mb_10k", "cpu_pct_10k", "prep_ms_12mp", "prep_peak_mb", "prep_flood_peak_rss_mb", "tg_rate_ratio",
         "tg_429")
 
@@ -34,6 +35,12 @@ def _polls_vs_fixed5(f: Figures) -> bool | None:
     return f["polls_per_task"] < f["polls_per_task_fixed5"] and f["lag_p95_s"] < f["lag_p95_s_fixed5"]
 
 
+def _lossy_vs_polling(f: Figures) -> bool | None:
+    if not _known(f["polls_per_task_cb_lossy"], f["lag_p95_s_cb_lossy"], f["polls_per_task"], f["lag_p95_s"]):
+        return None
+    return f["polls_per_task_cb_lossy"] <= f["polls_per_task"] and f["lag_p95_s_cb_lossy"] <= f["lag_p95_s"]
+
+
 def _at_least(key: str, floor: float) -> Callable[[Figures], bool | None]:
     return lambda f: None if not _known(f[key]) else f[key] >= floor
 
@@ -50,6 +57,9 @@ TARGETS: tuple[tuple[str, Callable[[Figures], bool | None]], ...] = (
     ("tg_calls_per_job_slow <= 5", _at_most("tg_calls_per_job_slow", 5)),
     ("polls <= 0.9 x fixed2 with lag_p95 <= fixed2 + 0.25 s", _polls_vs_fixed2),
     ("fewer polls than fixed5 at a lower lag_p95", _polls_vs_fixed5),
+    ("polls_per_task_cb <= 1.2", _at_most("polls_per_task_cb", 1.2)),
+    ("lag_p95_s_cb <= 0.3", _at_most("lag_p95_s_cb", 0.3)),
+    ("cb_lossy at or below the polling-only figures", _lossy_vs_polling),
     ("rss_mb_10k <= 200", _at_most("rss_mb_10k", 200)),
     ("cpu_pct_10k <= 5", _at_most("cpu_pct_10k", 5)),
     ("prep_ms_12mp <= 150", _at_most("prep_ms_12mp", 150)),

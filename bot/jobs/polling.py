@@ -219,8 +219,9 @@ class PollSchedule:
 
     # ---- learning ---------------------------------------------------------------------------------
 
-    def record(self, operation: str, seconds: float, input_pixels: int | None = None) -> None:
-        """Remember a finished task: `seconds` from submission to the check that saw it done."""
+    def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
+               task_id: str | None = None) -> None:
+        """Remember a finished task: `seconds` from submission to the check that saw it done (`task_id`: unused here)."""
         if self.fixed_interval is not None:
             return
         age = max(0.05, seconds / self.time_scale)

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.jobs.notifier import FailureKind
+from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
 
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
@@ -70,8 +71,9 @@ class JobService:
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], *, deadline: timedelta,
                  quotas: Quotas = Quotas(), on_enqueued: Callable[[], None] | None = None,
-                 clock: Callable[[], datetime] = _utcnow) -> None:
+                 clock: Callable[[], datetime] = _utcnow, metrics: Metrics | None = None) -> None:
         self._sessions = sessions
+        self._metrics = metrics
         self._deadline = deadline
         self._quotas = quotas
         self._on_enqueued = on_enqueued
@@ -136,6 +138,8 @@ class JobService:
             for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
                 if touched:
                     self._remember_written(key, details, now)
+        if self._metrics is not None:
+            self._metrics.jobs_created.labels(job.operation).inc()
         if self._on_enqueued is not None:
             self._on_enqueued()
         return job
@@ -162,4 +166,8 @@ class JobService:
     async def cancel(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
         """Cancel the chat's unfinished jobs of one user (everyone's when `user_id` is None); no results are sent."""
         async with self._sessions() as session, session.begin():
-            return await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=self._clock())
+            cancelled = await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=self._clock())
+        if self._metrics is not None:
+            for job in cancelled:
+                self._metrics.jobs_finished.labels(job.operation, JobState.CANCELLED.value).inc()
+        return cancelled

@@ -23,6 +23,7 @@ from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.models import TaskState
 from bot.images import PreparationSlots, PreparedImage
+from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.failures import (
     DELIVER_FAILURES,
     POLL_FAILURES,
@@ -40,6 +41,7 @@ from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, No
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
+from bot.metrics import Metrics
 from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
 
@@ -121,7 +123,8 @@ class Worker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], client: AiartClient, notifier: Notifier,
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
                  config: WorkerConfig, schedule: PollSchedule | None = None,
-                 clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None) -> None:
+                 clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,
+                 metrics: Metrics | None = None, alarm: ServiceAlarm | None = None) -> None:
         self._sessions = sessions
         self._writes = JobWrites(sessions)
         self._client = client
@@ -138,6 +141,11 @@ class Worker:
         self._preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
+        self.metrics = metrics or Metrics()
+        self._alarm = alarm
+        self._polls: dict[int, int] = {}  # job id -> status checks so far (this process's)
+        #: monotonic time the loop last turned (/readyz)
+        self.last_turn = time.monotonic()
 
     # ---- loop -------------------------------------------------------------------------------------
 
@@ -156,6 +164,7 @@ class Worker:
         await self._release_own_leases()
         capacity = self.config.batch
         while not stop.is_set():
+            self.last_turn = time.monotonic()
             free = capacity - len(self._inflight)
             if free > 0:
                 try:
@@ -292,8 +301,9 @@ class Worker:
                 await self._reschedule(job, error.retry_after, failure_kind=failure.kind.value, error=_reason(failure))
                 return
             log.warning("job %s: could not tell the user about the failure: %s", job.id, error.reason)
-        await self._update(job, state=state, failure_kind=failure.kind.value, error=_reason(failure),
-                           finished_at=self._clock(), lease_owner=None, lease_until=None)
+        if await self._update(job, state=state, failure_kind=failure.kind.value, error=_reason(failure),
+                              finished_at=self._clock(), lease_owner=None, lease_until=None) is not None:
+            self._finished(job, state)
         log.info("job %s: %s (%s)", job.id, state, failure.kind)
 
     async def _current(self, job: JobRecord) -> JobRecord | None:
@@ -330,6 +340,8 @@ class Worker:
                 posted = True
                 task_id = await self._client.submit(request)
         except Exception as error:
+            if posted:
+                self._service_outcome("submit", error)
             outcome = _classified(error, SUBMIT_FAILURES)
             if isinstance(outcome, Retry):
                 # only a POST the service may have acted on (a task costs a token) uses up an attempt
@@ -338,7 +350,9 @@ class Worker:
             else:
                 await self._finish_failed(job, operation, failure_of(error, outcome))
         else:
+            self._service_outcome("submit", None)
             now = self._clock()
+            self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
             input_pixels = max((image.width * image.height for image in images), default=None)
             first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
@@ -375,10 +389,12 @@ class Worker:
     async def _poll_step(self, job: JobRecord) -> None:
         operation = self._operations.get(job.operation)
         now = self._clock()
+        self._polls[job.id] = self._polls.get(job.id, 0) + 1
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
         except Exception as error:
+            self._service_outcome("poll", error)
             outcome = _classified(error, POLL_FAILURES)
             if not isinstance(outcome, Retry):
                 await self._finish_failed(job, operation, failure_of(error, outcome))
@@ -389,10 +405,14 @@ class Worker:
                 log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
                 await self._reschedule(job, delay)
             return
+        self._service_outcome("poll", None)
         now = self._clock()
         age = (now - (job.submitted_at or job.created_at)).total_seconds()
+        if task.state in (TaskState.COMPLETED, TaskState.FAILED):
+            self.metrics.polls_per_task.observe(self._polls.pop(job.id, 1))
+            self.metrics.service_seconds.labels(job.operation).observe(max(0.0, age))
         if task.state is TaskState.COMPLETED:
-            self.schedule.record(job.operation, age, job.input_pixels)
+            self.schedule.record(job.operation, age, job.input_pixels, task_id=job.task_id)
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
                                      next_check_at=now)
             if job is not None:
@@ -451,8 +471,13 @@ class Worker:
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
         ids, files = (sent.message_ids, sent.files) if isinstance(sent, Delivered) else (sent, [])
-        await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
-                           finished_at=self._clock(), lease_owner=None, lease_until=None)
+        delivered = await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
+                                       finished_at=self._clock(), lease_owner=None, lease_until=None)
+        if delivered is not None:
+            self._finished(job, JobState.DELIVERED)
+            # a COMPLETED job's next check is when its result was seen (or its delivery last retried)
+            self.metrics.deliver_seconds.labels(job.operation).observe(
+                max(0.0, (self._clock() - job.next_check_at).total_seconds()))
         log.info("job %s: delivered %d file(s) (recorded %.0f ms after Telegram took them)", job.id, len(files),
                  (time.monotonic() - answered) * 1000)
 
@@ -466,3 +491,27 @@ class Worker:
         else:
             log.warning("job %s: delivery failed for good: %s", job.id, error)
             await self._finish_failed(job, operation, failure_of(error, outcome))
+
+    # ---- callbacks, metrics, alarms -------------------------------------------------------------
+
+    async def check_now(self, task_id: str) -> bool:
+        """A service callback named this task: make its running job's next status check due now."""
+        heard = getattr(self.schedule, "heard", None)
+        if heard is not None:
+            heard(task_id)
+        async with self._sessions() as session, session.begin():
+            job_id = await JobRepository(session).check_now(task_id, now=self._clock())
+        if job_id is None:
+            return False
+        self.wake()
+        return True
+
+    def _finished(self, job: JobRecord, state: JobState) -> None:
+        self._polls.pop(job.id, None)
+        self.metrics.jobs_finished.labels(job.operation, state.value).inc()
+
+    def _service_outcome(self, call: str, error: BaseException | None) -> None:
+        """Count a service call by outcome, and tell the alarm about the account's health."""
+        self.metrics.service_calls.labels(call, "ok" if error is None else type(error).__name__).inc()
+        if self._alarm is not None:
+            self._alarm.observe(error)

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.sandbox.callbacks import CallbackFaults
 from bot.sandbox.state import UPLOAD_SLOT_SECONDS
 
 FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "drop", "malformed")
@@ -50,6 +51,10 @@ class SandboxConfig:
     #: seconds a signed upload URL takes PUTs (repeats replace the bytes); then it answers 403
     upload_slot_seconds: float = UPLOAD_SLOT_SECONDS
     faults: FaultConfig = field(default_factory=FaultConfig)
+    #: where to POST a task's callback when it ends (None: no callbacks); may be set after start
+    webhook_url: str | None = None
+    #: lost, late and duplicated callbacks
+    webhook_faults: CallbackFaults = field(default_factory=CallbackFaults)
 
     def __post_init__(self) -> None:
         if not self.api_key:

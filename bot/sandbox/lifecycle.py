@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from PIL import Image
 
+from bot.sandbox.callbacks import CallbackSender
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector
 from bot.sandbox.inputs import ImageLoader
@@ -39,6 +40,7 @@ class TaskRunner:
         self._render_slots = asyncio.Semaphore(RENDER_CONCURRENCY)
         self._jobs: set[asyncio.Task[None]] = set()
         self._created = 0
+        self._callbacks: CallbackSender | None = None
 
     def create(self, spec: TaskSpec) -> SandboxTask:
         """Register a task at status 0 and start its work."""
@@ -72,6 +74,7 @@ class TaskRunner:
             task.reason = outcome.failure
             task.nsfw = outcome.nsfw
             logger.info("sandbox task %s failed: %s", task.task_id, outcome.failure)
+            self._call_back(task)
             return
         task.status = 1
         task.result_files = list(outcome.files) + [name for group in outcome.avatar_groups for name in group.files]
@@ -81,6 +84,20 @@ class TaskRunner:
             task.result_urls = [self._file_url(name) for name in task.result_files]
         self._state.charge(outcome.image_count)
         logger.info("sandbox task %s completed with %d image(s)", task.task_id, outcome.image_count)
+        self._call_back(task)
+
+    @property
+    def callbacks(self) -> CallbackSender | None:
+        """What sends task callbacks (once a webhook URL is configured and a task ended)."""
+        return self._callbacks
+
+    def _call_back(self, task: SandboxTask) -> None:
+        url = self._config.webhook_url
+        if not url:
+            return
+        if self._callbacks is None or self._callbacks.url != url:
+            self._callbacks = CallbackSender(url, self._config.webhook_faults)
+        self._callbacks.task_ended(task)
 
     async def close(self) -> None:
         """Cancel the work still running."""
@@ -88,6 +105,8 @@ class TaskRunner:
         for job in jobs:
             job.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
+        if self._callbacks is not None:
+            await self._callbacks.close()
 
     async def _run(self, task: SandboxTask, spec: TaskSpec, injected_failure: bool) -> None:
         task.outcome = await self._prepare(task, spec, injected_failure)

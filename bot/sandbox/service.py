@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from bot.sandbox.callbacks import CallbackSender
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector
 from bot.sandbox.inputs import ImageLoader
@@ -49,6 +50,11 @@ class Sandbox:
     def tasks(self) -> dict[str, SandboxTask]:
         """Every task created, by taskId."""
         return self.state.tasks
+
+    @property
+    def callbacks(self) -> CallbackSender | None:
+        """What sent task callbacks so far (None before the first, or without a webhook URL)."""
+        return self._tasks.callbacks if self._tasks is not None else None
 
     @property
     def faults_injected(self) -> Counter[str]:

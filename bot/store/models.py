@@ -91,6 +91,7 @@ class Job(Base):
         Index(None, "state", "next_check_at"),  # claiming due work
         Index(None, "chat_id", "state"),  # a chat's active jobs, /status and /cancel
         Index(None, "user_id", "created_at"),  # per-user quotas
+        Index(None, "task_id"),  # a service callback names its task
     )
 
     id: Mapped[int] = mapped_column(BigIntId, primary_key=True, autoincrement=True)
@@ -168,3 +169,30 @@ class User(Base):
 jobs_table = cast(Table, Job.__table__)
 chats_table = cast(Table, Chat.__table__)
 users_table = cast(Table, User.__table__)
+
+
+class InboxUpdate(Base):
+    """A Telegram update received by the webhook, kept until handled (and a while after, to refuse a repeat)."""
+
+    __tablename__ = "telegram_updates"
+    __table_args__ = (
+        Index(None, "state", "received_at"),  # claiming pending updates in arrival order
+        Index(None, "chat_id", "state"),  # a chat's share and its update in flight
+        Index(None, "sender_id", "state"),  # a sender's share
+    )
+
+    #: Telegram's id: unique, so a retry (or the same update at another replica) is stored once
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    sender_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: pending, done, dropped (over its chat's or sender's share), notice (dropped, and the chat is told once)
+    state: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(255))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+inbox_table = cast(Table, InboxUpdate.__table__)

@@ -303,6 +303,18 @@ class JobRepository:
         )
         return [_to_record(row._mapping) for row in result]
 
+    async def check_now(self, task_id: str, *, now: datetime) -> int | None:
+        """Make the next status check of the running job with this service task due now; its id, or None."""
+        result = await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.task_id == task_id, jobs_table.c.state == JobState.RUNNING,
+                   jobs_table.c.next_check_at > now)
+            .values(next_check_at=now)
+            .returning(jobs_table.c.id)
+        )
+        row = result.first()
+        return None if row is None else int(row[0])
+
     async def counts_by_state(self) -> dict[JobState, int]:
         """How many jobs are in each state (every state listed, zero included)."""
         result = await self._session.execute(

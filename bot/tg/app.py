@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
+from bot.i18n import tr
+from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
-from bot.tg import followups
+from bot.tg import followups, texts
 from bot.tg.context import DEPS_KEY, Deps
 from bot.tg.handlers import admin, groups, help, history, jobs, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
@@ -41,12 +43,13 @@ def build_router(catalogue: Mapping[str, Operation]) -> Router:
 
 
 def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,
-                      read_timeout: float = 30.0) -> Application:
+                      read_timeout: float = 30.0, metrics: Metrics | None = None) -> Application:
     """An Application talking to `{api_url}/bot<token>/…` (Telegram's, a local Bot API server, or a fake)."""
     api_url = api_url.rstrip("/")
     request = AiohttpRequest(connections=TELEGRAM_CONNECTIONS, read_timeout=read_timeout, media_write_timeout=60.0)
     # the long poll gets a connection of its own, as PTB's default does
     updates_request = AiohttpRequest(connections=1, read_timeout=read_timeout)
+    request.metrics = updates_request.metrics = metrics
     builder = (ApplicationBuilder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
                .request(request).get_updates_request(updates_request).concurrent_updates(16))
     if rate_limit:
@@ -84,3 +87,21 @@ def notifier_for(application: Application, *, sandbox: bool = False) -> Telegram
     operations = application.bot_data[DEPS_KEY].operations
     return TelegramNotifier(application.bot, sandbox=sandbox,
                             keyboard=lambda job, operation: followups.keyboard(job, operation, operations))
+
+
+def admin_alarm(application: Application, admins: frozenset[int]) -> Callable[[str], Awaitable[None]]:
+    """Sends BOT_ADMINS the message about a service account problem (bot.jobs.alarm), each in English."""
+    problems = {"no_credits": texts.ADMIN_NO_CREDITS, "unauthorized": texts.ADMIN_KEY_REFUSED}
+
+    async def send(problem: str) -> None:
+        text = tr("en", problems[problem])
+        told = 0
+        for admin_id in sorted(admins):
+            try:
+                await application.bot.send_message(admin_id, text)
+                told += 1
+            except TelegramError as error:  # an admin who never started the bot cannot be written to
+                log.warning("could not tell admin %s about %s: %s", admin_id, problem, error)
+        if not told:
+            raise RuntimeError(f"no admin could be told about {problem}")
+    return send

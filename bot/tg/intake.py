@@ -129,6 +129,8 @@ class UpdateIntake:
         self._clock = time.monotonic
         #: updates dropped because their chat or sender had used its share
         self.dropped = 0
+        #: monotonic time the loop last turned (/readyz)
+        self.last_turn = time.monotonic()
 
     @property
     def offset(self) -> int | None:
@@ -148,6 +150,7 @@ class UpdateIntake:
             await self._application.bot.delete_webhook()
         failures = 0
         while not stop.is_set():
+            self.last_turn = time.monotonic()
             if not self._worth_fetching():
                 self._progress.clear()
                 await _sleep_unless(stop, None, self._progress)

@@ -16,6 +16,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 from yarl import URL
 
+from bot.metrics import Metrics
 from bot.transport import client_session, client_timeout, describe
 
 #: any URL left in an error's text after the request's own was taken out
@@ -71,6 +72,8 @@ class AiohttpRequest(BaseRequest):
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
         self._session: aiohttp.ClientSession | None = None
+        #: counts calls and 429s by Bot API method when set (bot.metrics.Metrics)
+        self.metrics: Metrics | None = None
 
     @property
     def read_timeout(self) -> float | None:
@@ -105,6 +108,8 @@ class AiohttpRequest(BaseRequest):
         try:
             async with self._session.request(method, url, data=data, timeout=timeout, allow_redirects=False,
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
+                if self.metrics is not None:
+                    self._count(url, response.status)
                 return response.status, await response.read()
         # "from None": aiohttp's own error, whose text may hold the URL, must not ride along as the
         # cause that a logged traceback prints
@@ -112,3 +117,11 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut(f"aiohttp.{error_text(error, url)}") from None
         except aiohttp.ClientError as error:
             raise NetworkError(f"aiohttp.{error_text(error, url)}") from None
+
+    def _count(self, url: str, status: int) -> None:
+        """Count a call by its method (the URL's last segment; the token before it is never recorded)."""
+        assert self.metrics is not None
+        name = url.rsplit("/", 1)[-1][:64]
+        self.metrics.telegram_calls.labels(name).inc()
+        if status == 429:
+            self.metrics.telegram_429.labels(name).inc()

@@ -217,3 +217,11 @@ GROUP_GREETING = N_("Hi! I edit photos with AI. In this group, send a photo with
                     "(for example /upscale@{bot} 2), or reply to a photo with a command. When I ask for a "
                     "photo, reply to my message with it. /help lists everything; admins set the group up "
                     "with /settings.")
+
+# --- sent to BOT_ADMINS when the service account stops working (bot.jobs.alarm) ---
+ADMIN_NO_CREDITS = N_("⚠️ The image service says the account has no credits left: every new job fails until "
+                      "credits are added. Users are told the service is out of credits. I'll tell you again if "
+                      "it recovers and runs out again, or in an hour if it stays this way.")
+ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401): every new job fails. Check "
+                       "AIART_API_KEY. I'll tell you again if it recovers and fails again, or in an hour if it "
+                       "stays this way.")

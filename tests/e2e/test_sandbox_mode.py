@@ -20,7 +20,8 @@ def sandbox_settings(tmp_path, telegram: FakeTelegram) -> Settings:
     """The bot as an operator starts it with no service key: it runs the embedded sandbox itself."""
     return Settings(_env_file=None, telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
                     aiart_api_key=None, sandbox_task_seconds=0.2,
-                    database_url=f"sqlite+aiosqlite:///{tmp_path}/bot.db", worker_id="e2e-sandbox-worker")
+                    database_url=f"sqlite+aiosqlite:///{tmp_path}/bot.db", worker_id="e2e-sandbox-worker",
+                    http_host="127.0.0.1", http_port=0)
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ from tests.fakes.telegram_models import (
 from tests.fakes.telegram_params import decode_request
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_state import TelegramState
+from tests.fakes.telegram_webhook import WebhookDelivery
 
 __all__ = [
     "ApiCall", "Chat", "FakeTelegram", "FileDownload", "SentMessage", "TgFaults", "User",
@@ -97,6 +98,18 @@ class FakeTelegram:
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
         self._stopping = asyncio.Event()
+        #: setWebhook and its deliveries (tests/fakes/telegram_webhook.py)
+        self.webhook = WebhookDelivery(self._state)
+        polling = self._api.get_updates
+
+        async def get_updates(params: dict[str, Any], files: Any) -> Any:
+            self.webhook.refuse_polling()
+            return await polling(params, files)
+
+        self._api.register("getUpdates", get_updates)
+        self._api.register("setWebhook", self.webhook.set_webhook)
+        self._api.register("deleteWebhook", self.webhook.delete_webhook)
+        self._api.register("getWebhookInfo", self.webhook.get_webhook_info)
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"
@@ -119,6 +132,7 @@ class FakeTelegram:
         self._state.stopping = True
         self._stopping.set()
         self._state.wake_pollers()
+        await self.webhook.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -63,6 +63,10 @@ class BotApi:
         }
         self._handlers = {name.lower(): (name, handler) for name, handler in handlers.items()}
 
+    def register(self, name: str, handler: Handler) -> None:
+        """Serve (or replace) a method with `handler` (methods modelled in a module of their own)."""
+        self._handlers[name.lower()] = (name, handler)
+
     def canonical(self, method: str) -> str | None:
         """The documented spelling of a method name, or None if the fake does not serve it."""
         entry = self._handlers.get(method.lower())

@@ -199,6 +199,13 @@ class TelegramState:
         self._update_signal.set()
         self._update_signal = asyncio.Event()
 
+    async def next_update(self, timeout: float) -> None:
+        """Wait until an update is queued (or the pollers are woken for another reason), at most `timeout`."""
+        try:
+            await asyncio.wait_for(self._update_signal.wait(), timeout)
+        except TimeoutError:
+            pass
+
     async def poll(self, offset: int | None, limit: int, timeout: float) -> list[dict[str, Any]]:
         """getUpdates: confirm below offset, then answer at once or when updates arrive or time runs out."""
         self._poll_generation += 1

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -65,10 +66,28 @@ def sqlite_url(path: Path | str) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
 
+def free_port() -> int:
+    """A TCP port free on loopback right now (for a bot whose HTTP server a test must reach)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+WEBHOOK_PATH = "/telegram/webhook"
+
+
 def bot_settings(telegram: FakeTelegram, sandbox: Sandbox | None = None, database_url: str | None = None,
-                 **overrides: object) -> dict[str, str]:
-    """The bot's settings for this world, by environment name; without a sandbox the bot embeds its own."""
-    values = {"TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_URL": telegram.url}
+                 *, webhook: bool = False, http_port: int | None = None, **overrides: object) -> dict[str, str]:
+    """The bot's settings for this world, by environment name; without a sandbox the bot embeds its own.
+
+    The bot's HTTP server listens on loopback: on `http_port`, or any free port. With `webhook`, the
+    bot runs in webhook mode on a port of its own, and the fake may deliver to plain http on loopback.
+    """
+    values = {"TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_URL": telegram.url, "HTTP_HOST": "127.0.0.1",
+              "HTTP_PORT": str(http_port if http_port is not None else free_port() if webhook else 0)}
+    if webhook:
+        telegram.webhook.allow_http_loopback = True  # the explicit switch: Telegram itself wants HTTPS
+        values["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{values['HTTP_PORT']}{WEBHOOK_PATH}"
     if sandbox is not None:
         values.update(AIART_API_KEY=sandbox.config.api_key, AIART_BASE_URL=sandbox.base_url,
                       AIART_STATIC_URL=sandbox.static_url)
@@ -91,8 +110,13 @@ def process_env(values: Mapping[str, str]) -> dict[str, str]:
 
 
 def get_updates_calls(telegram: FakeTelegram) -> int:
-    """How many times the bot has asked for updates: a bot that asks is up."""
-    return sum(1 for call in telegram.calls if call.method == "getUpdates")
+    """How many times the bot has asked for updates (or, in webhook mode, set its webhook): a bot that asks is up."""
+    return sum(1 for call in telegram.calls if call.method in ("getUpdates", "setWebhook"))
+
+
+def http_url(values: Mapping[str, str]) -> str:
+    """The root URL of the bot's HTTP server, for settings with a fixed HTTP_PORT."""
+    return f"http://127.0.0.1:{values['HTTP_PORT']}"
 
 
 async def wait_until(predicate: Callable[[], bool], timeout: float, what: str, bot: BotProcess | None = None,

@@ -1,0 +1,131 @@
+"""The aiohttp application and server: routes for health, metrics, media links, the webhook and callbacks.
+
+    GET  /healthz           200 while the process serves HTTP at all
+    GET  /readyz            200 when the database answers and every loop turned recently; else 503
+    GET  /metrics           Prometheus text format (bot.metrics, its own registry)
+    GET  /media/<token>     signed media links (bot.media)
+    POST <webhook path>     Telegram's updates (bot.http.webhook), when webhook mode is on
+    POST <callback path>    the service's task callbacks (bot.http.callbacks), when AIART_WEBHOOK_PATH is set
+
+No access log: the media, webhook and callback paths are capabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from bot.http.callbacks import PollNow, callback_handler
+from bot.http.webhook import AcceptUpdate, webhook_handler
+from bot.media import MediaLinks, add_media_routes
+from bot.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+#: a loop that has not turned for this long is stuck, and the replica is not ready
+STALE_AFTER_S = 60.0
+DB_CHECK_TIMEOUT_S = 2.0
+
+
+@dataclass
+class Readiness:
+    """What /readyz checks: the database, and a heartbeat per loop (the worker, the intake or the inbox)."""
+
+    check_database: Callable[[], Awaitable[object]]
+    stale_after: float = STALE_AFTER_S
+    #: loop name -> a callable giving the monotonic time it last turned
+    loops: dict[str, Callable[[], float]] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
+
+    async def problems(self) -> list[str]:
+        """What is wrong, in a word each; empty when ready."""
+        found = []
+        try:
+            await asyncio.wait_for(self.check_database(), DB_CHECK_TIMEOUT_S)
+        except Exception as error:
+            found.append(f"database: {type(error).__name__}")
+        now = self.clock()
+        for name, last_turn in self.loops.items():
+            if now - last_turn() > self.stale_after:
+                found.append(f"{name}: not turning")
+        return found
+
+
+@dataclass
+class Routes:
+    """Which optional endpoints the server has."""
+
+    media: MediaLinks | None = None
+    webhook_path: str | None = None
+    webhook_secret: str | None = None
+    accept_update: AcceptUpdate | None = None
+    callback_path: str | None = None
+    poll_now: PollNow | None = None
+    callback_ips: frozenset[str] = frozenset()
+    trust_forwarded: bool = False
+
+
+def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
+              jobs_waiting: Callable[[], Awaitable[dict[str, int]]] | None = None) -> web.Application:
+    """The application serving every endpoint the bot has."""
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(request: web.Request) -> web.Response:
+        problems = await readiness.problems()
+        return web.json_response({"status": "fail" if problems else "ok", "problems": problems},
+                                 status=503 if problems else 200)
+
+    async def metrics_page(request: web.Request) -> web.Response:
+        if jobs_waiting is not None:
+            try:
+                counts = await asyncio.wait_for(jobs_waiting(), DB_CHECK_TIMEOUT_S)
+            except Exception:  # the page still shows this process's counters
+                log.warning("could not count waiting jobs for /metrics", exc_info=True)
+            else:
+                for state, count in counts.items():
+                    metrics.jobs_waiting.labels(state).set(count)
+        return web.Response(body=metrics.render(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+    app = web.Application(client_max_size=1024 * 1024)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_page)
+    if routes.media is not None:
+        add_media_routes(app, routes.media)
+    if routes.webhook_path and routes.accept_update is not None and routes.webhook_secret:
+        app.router.add_route("*", routes.webhook_path, webhook_handler(routes.webhook_secret, routes.accept_update))
+    if routes.callback_path and routes.poll_now is not None:
+        app.router.add_route("*", routes.callback_path, callback_handler(
+            routes.poll_now, allowed_ips=routes.callback_ips, trust_forwarded=routes.trust_forwarded,
+            on_result=lambda outcome: metrics.callbacks.labels(outcome).inc()))
+    return app
+
+
+class HttpServer:
+    """Serves an application on host:port until stopped."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._app = app
+        self._runner: web.AppRunner | None = None
+
+    async def start(self, host: str, port: int) -> str:
+        """Listen on host:port (0: any free port); the local URL root."""
+        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, host, port).start()
+        bound_host, bound_port = self._runner.addresses[0][:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        return f"http://{shown}:{bound_port}"
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

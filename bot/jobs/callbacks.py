@@ -1,0 +1,86 @@
+"""Polling when the service calls back: the callback is the fast path, the poll schedule the fallback.
+
+A callback makes its task's check due now (`Worker.check_now`). While callbacks arrive for the tasks
+that end, checking before then only costs requests, so the first check of a task moves out to where
+it has almost surely ended (the duration model's `LATE_QUANTILE`), and a check before it is the
+exception. Until MIN_HEARD callbacks came, and whenever callbacks go missing (a task found finished
+by a check that no callback asked for, in `LOSS_THRESHOLD` or more of the last `WINDOW` finished
+tasks), the schedule is the plain one, so a lost callback costs no more than polling alone would. Evidence is this process's own:
+a callback that reached another replica counts here as lost, which only makes polling denser.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+
+from bot.jobs.polling import PollSchedule
+
+#: the first check of a task comes at this quantile of its modelled duration while callbacks are reliable
+LATE_QUANTILE = 0.995
+WINDOW = 50
+#: below this share of finished tasks without a callback, callbacks count as reliable
+LOSS_THRESHOLD = 0.04
+#: the share is taken over at least this many tasks, so one early loss already counts as 5%
+MIN_EVIDENCE = 20
+#: callbacks heard for finished tasks before checks wait for them (until then: the plain schedule)
+MIN_HEARD = 5
+_HEARD_KEPT = 4096
+
+
+class CallbackSchedule:
+    """A PollSchedule's interface whose first check waits for the callback while callbacks are reliable."""
+
+    def __init__(self, base: PollSchedule) -> None:
+        self.base = base
+        self._heard: OrderedDict[str, float] = OrderedDict()  # task id -> when its callback came (monotonic)
+        self._outcomes: deque[bool] = deque(maxlen=WINDOW)  # True: a callback came for the finished task
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.base, name)
+
+    @property
+    def loss(self) -> float:
+        """The share of recent finished tasks no callback announced."""
+        lost = sum(1 for heard in self._outcomes if not heard)
+        return lost / max(len(self._outcomes), MIN_EVIDENCE)
+
+    @property
+    def reliable(self) -> bool:
+        """Whether checks may wait for callbacks: some came, and hardly any went missing."""
+        return sum(self._outcomes) >= MIN_HEARD and self.loss < LOSS_THRESHOLD
+
+    def heard(self, task_id: str) -> None:
+        """A callback for this task arrived."""
+        self._heard[task_id] = time.monotonic()
+        self._heard.move_to_end(task_id)
+        while len(self._heard) > _HEARD_KEPT:
+            self._heard.popitem(last=False)
+
+    def heard_since(self, task_id: str, since: float) -> bool:
+        """Whether a callback for this task came after `since` (monotonic): a check in flight then may have missed the end."""
+        return self._heard.get(task_id, float("-inf")) >= since
+
+    def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
+        """The plain first check, or (callbacks reliable) the one where the task has almost surely ended."""
+        delay = self.base.first_delay(operation, typical_seconds, input_pixels)
+        if not self.reliable or self.base.fixed_interval is not None:
+            return delay
+        late = self.base.model(operation, input_pixels).quantile(LATE_QUANTILE) * self.base.time_scale
+        return max(delay, late)
+
+    def next_delay(self, operation: str, age_seconds: float, input_pixels: int | None = None) -> float:
+        """As the plain schedule: past the first check a task is late, or its callback was lost."""
+        return self.base.next_delay(operation, age_seconds, input_pixels)
+
+    def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
+               task_id: str | None = None) -> None:
+        """A task finished: learn its duration, and whether a callback announced it."""
+        self.base.record(operation, seconds, input_pixels)
+        if task_id is not None:
+            self._outcomes.append(self._heard.pop(task_id, None) is not None)
+
+    @staticmethod
+    def backoff(attempt: int, **options: object) -> float:
+        """PollSchedule.backoff."""
+        return PollSchedule.backoff(attempt, **options)  # type: ignore[arg-type]

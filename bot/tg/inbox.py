@@ -1,0 +1,204 @@
+"""Webhook mode's intake: updates are stored in the inbox first, then claimed and handled by any replica.
+
+`accept` is what the webhook endpoint calls: it stores the update (once per update_id, so Telegram's
+retry or the same update at two replicas is stored once) and returns only when that is committed,
+so the webhook's 200 means "durable". Beyond its chat's share (CHAT_SHARE updates not yet handled)
+or its sender's (SENDER_SHARE), an update is stored as dropped, and the first one of a flood as
+"notice", so its chat is told once (whoever claims it sends the notice), as the long-polling intake does.
+
+`run` claims updates under a lease, at most one per chat at a time and oldest chats first (see
+bot.store.inbox), and hands each to PTB's `process_update`; a handled update is marked done. A
+replica that dies mid-update leaves its lease to run out, and another replica (or itself, restarted
+under the same WORKER_ID, at once) handles the update again; as after a crash in long polling, an
+update that already made a job is not handled twice (`already_queued`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram import Update
+from telegram.ext import Application
+
+from bot.metrics import Metrics
+from bot.store.inbox import DONE, DROPPED, NOTICE, PENDING, InboxItem, InboxRepository
+from bot.tg.context import update_sender_id
+from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice, _source_message
+
+log = logging.getLogger(__name__)
+
+#: an update whose handling was started this often (each time the process died in it) is given up
+MAX_ATTEMPTS = 5
+#: handled updates are kept this long, so a late retry of Telegram's is still recognised
+KEEP_HANDLED = timedelta(days=1)
+_FORGET_EVERY_S = 600.0
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UpdateInbox:
+    """Stores webhook updates durably and handles them, fairly across chats, on every replica."""
+
+    def __init__(self, application: Application, sessions: async_sessionmaker[AsyncSession],
+                 already_queued: Callable[[int, int], Awaitable[bool]], *, owner: str, lease: timedelta,
+                 grace: float, concurrency: int = 16, idle: float = 0.5, metrics: Metrics | None = None,
+                 flood_notice: FloodNotice | None = None, clock: Callable[[], datetime] = _utcnow) -> None:
+        self._application = application
+        self._sessions = sessions
+        self._already_queued = already_queued
+        self._owner = owner
+        self._lease = lease
+        self._grace = grace
+        self._concurrency = concurrency
+        self._idle = idle
+        self._metrics = metrics or Metrics()
+        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._inflight: dict[int, asyncio.Task[None]] = {}
+        self._forgotten_at = 0.0
+        #: monotonic time the loop last turned (/readyz)
+        self.last_turn = time.monotonic()
+
+    # ---- storing (the webhook) ------------------------------------------------------------------
+
+    async def accept(self, payload: dict[str, Any]) -> None:
+        """Store an update durably (once per update_id); returns once it is committed."""
+        update_id = payload["update_id"]
+        update = Update.de_json(payload, self._application.bot)
+        chat_id = update.effective_chat.id if update.effective_chat is not None else None
+        sender_id = update_sender_id(update)
+        now = self._clock()
+        async with self._sessions() as session, session.begin():
+            inbox = InboxRepository(session)
+            chat_held, sender_held = await inbox.held(chat_id=chat_id, sender_id=sender_id)
+            state = PENDING
+            if chat_held >= CHAT_SHARE or sender_held >= SENDER_SHARE:
+                quiet_since = now - timedelta(seconds=FLOOD_QUIET_S)
+                told = chat_id is None or await inbox.dropped_since(chat_id, quiet_since)
+                state = DROPPED if told else NOTICE
+            stored = await inbox.add(update_id, payload, chat_id=chat_id, sender_id=sender_id, state=state, now=now)
+        outcome = state if stored else "duplicate"
+        self._metrics.updates.labels("webhook", outcome).inc()
+        if not stored:
+            log.info("update %s arrived again; it is stored already", update_id)
+        elif state == PENDING:
+            self._wake.set()
+        else:
+            log.warning("chat %s is flooding the bot: update %s dropped", chat_id, update_id)
+            if state == NOTICE:
+                self._wake.set()
+
+    # ---- handling -------------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Claim and handle updates until `stop`; then let handlers finish (bounded) and release the rest."""
+        await self._release_own()
+        while not stop.is_set():
+            self.last_turn = time.monotonic()
+            free = self._concurrency - len(self._inflight)
+            if free > 0:
+                try:
+                    items = await self._claim(free)
+                except Exception:  # a database hiccup must not end the loop
+                    log.exception("claiming updates failed; retrying shortly")
+                    items = []
+                for item in items:
+                    task = asyncio.create_task(self._handle(item))
+                    self._inflight[item.update_id] = task
+                    task.add_done_callback(lambda _, update_id=item.update_id: self._done(update_id))
+            await self._forget_old()
+            await self._sleep(stop)
+        await self._finish()
+
+    def _done(self, update_id: int) -> None:
+        self._inflight.pop(update_id, None)
+        self._wake.set()  # the chat's next update may start now
+
+    async def _sleep(self, stop: asyncio.Event) -> None:
+        waiters = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=self._idle, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        self._wake.clear()
+
+    async def _claim(self, limit: int) -> list[InboxItem]:
+        async with self._sessions() as session, session.begin():
+            return await InboxRepository(session).claim(owner=self._owner, now=self._clock(), lease_for=self._lease,
+                                                        limit=limit)
+
+    async def _handle(self, item: InboxItem) -> None:
+        final = DONE
+        try:
+            update = Update.de_json(item.payload, self._application.bot)
+            if item.state == NOTICE:
+                final = DROPPED  # stays a dropped update, so the chat's flood is still known as told
+                if self._flood_notice is not None:
+                    await self._flood_notice(update)
+            elif item.attempts > MAX_ATTEMPTS:
+                log.error("update %s: handling it was started %d times without finishing; giving it up",
+                          item.update_id, item.attempts - 1)
+            elif item.attempts > 1 and await self._made_a_job(update):
+                log.info("update %s already queued a job before a crash; not handling it again", item.update_id)
+            else:
+                await self._application.process_update(update)
+        except asyncio.CancelledError:
+            raise  # shutting down: the update stays pending (its lease is released) for the next claim
+        except Exception:  # PTB's error handler saw handler errors already; this is a last resort
+            log.exception("update %s could not be handled", item.update_id)
+        try:
+            async with self._sessions() as session, session.begin():
+                await InboxRepository(session).finish(item.update_id, owner=self._owner, now=self._clock(),
+                                                      state=final)
+        except Exception:  # handled, but not recorded: it may be handled again after its lease
+            log.exception("could not record update %s as handled", item.update_id)
+
+    async def _made_a_job(self, update: Update) -> bool:
+        source = _source_message(update)
+        if source is None:
+            return False
+        try:
+            return await self._already_queued(*source)
+        except Exception:  # handling it again beats dropping it
+            log.exception("could not check update %s against stored jobs", update.update_id)
+            return False
+
+    async def _release_own(self) -> None:
+        async with self._sessions() as session, session.begin():
+            released = await InboxRepository(session).release_all(owner=self._owner)
+        if released:
+            log.info("released %d update lease(s) held by %s before a restart", released, self._owner)
+
+    async def _forget_old(self) -> None:
+        if time.monotonic() - self._forgotten_at < _FORGET_EVERY_S:
+            return
+        self._forgotten_at = time.monotonic()
+        try:
+            async with self._sessions() as session, session.begin():
+                await InboxRepository(session).forget(before=self._clock() - KEEP_HANDLED)
+        except Exception:
+            log.warning("could not forget old updates", exc_info=True)
+
+    async def _finish(self) -> None:
+        tasks = list(self._inflight.values())
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self._grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            if pending:
+                log.warning("%d update(s) still being handled were cancelled; they stay in the inbox", len(pending))
+        try:
+            await self._release_own()
+        except Exception:
+            log.warning("could not release update leases; they run out by themselves", exc_info=True)

@@ -1,0 +1,144 @@
+"""The bot's HTTP server: /healthz, /readyz, /metrics, and the service's callbacks (forged ones change nothing)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.http.server import Readiness, Routes, build_app
+from bot.metrics import Metrics
+from bot.sandbox import Sandbox
+from bot.store import create_engine
+from tests.e2e.conftest import ALICE
+from tests.e2e.helpers import media, wait_media
+from tests.fakes import samples
+from tests.fakes.telegram import FakeTelegram, private_chat
+from tests.harness import InProcessBot, bot_settings, free_port, http_url, settings_of, sqlite_url
+
+CALLBACK_PATH = "/aiart/callback-secret-path"
+
+
+@pytest.fixture
+def values(tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox) -> dict[str, str]:
+    return bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), http_port=free_port(),
+                        aiart_webhook_path=CALLBACK_PATH, worker_id="http-worker")
+
+
+@pytest.fixture
+async def running(values: dict[str, str], telegram: FakeTelegram) -> AsyncIterator[InProcessBot]:
+    bot = InProcessBot(settings_of(values), telegram)
+    await bot.start()
+    yield bot
+    await bot.stop()
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.text()
+
+
+async def post_json(url: str, body: object) -> int:
+    async with aiohttp.ClientSession() as session, session.post(url, json=body) as response:
+        return response.status
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in Prometheus' text format (0 when absent)."""
+    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    for line in text.splitlines():
+        match = re.fullmatch(rf"{re.escape(name)}(?:\{{(.*)\}})? (\S+)", line)
+        if match and ",".join(sorted((match.group(1) or "").split(","))) == wanted:
+            return float(match.group(2))
+    return 0.0
+
+
+async def test_healthz_and_readyz_answer_while_the_bot_runs(running, values):
+    assert (await get(http_url(values) + "/healthz"))[0] == 200
+    status, body = await get(http_url(values) + "/readyz")
+    assert status == 200, body
+
+
+async def test_readyz_fails_when_the_database_is_unreachable(unused_tcp_port_factory=None):
+    port = free_port()  # nothing listens there
+    engine = create_engine(f"postgresql+asyncpg://bot:bot@127.0.0.1:{port}/bot")
+
+    async def ping() -> None:
+        async with engine.connect() as connection:
+            await connection.exec_driver_sql("SELECT 1")
+
+    server_port = free_port()
+    runner = aiohttp.web.AppRunner(build_app(Readiness(check_database=ping), Metrics(), Routes()))
+    await runner.setup()
+    await aiohttp.web.TCPSite(runner, "127.0.0.1", server_port).start()
+    try:
+        status, body = await get(f"http://127.0.0.1:{server_port}/readyz")
+        assert status == 503 and "database" in body
+        assert (await get(f"http://127.0.0.1:{server_port}/healthz"))[0] == 200  # alive all the same
+    finally:
+        await runner.cleanup()
+        await engine.dispose()
+
+
+async def test_metrics_count_jobs_polls_and_telegram_calls(running, telegram, values, sandbox):
+    chat = private_chat(ALICE)
+    before = (await get(http_url(values) + "/metrics"))[1]
+    for height in (120, 121, 122):
+        telegram.user_sends(chat, ALICE, photo=samples.jpeg(160, height), caption="/upscale 2")
+    await wait_media(telegram, chat.id, count=3)
+    await asyncio.sleep(0.3)
+    status, after = await get(http_url(values) + "/metrics")
+    assert status == 200
+
+    def moved(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    assert moved("bot_jobs_created_total", operation="upscale") == 3
+    assert moved("bot_jobs_finished_total", operation="upscale", state="delivered") == 3
+    assert moved("bot_job_queue_seconds_count", operation="upscale") == 3
+    assert moved("bot_job_deliver_seconds_count", operation="upscale") == 3
+    polls = [r for r in sandbox.received if r.method == "GET" and "/v1/aiart/tasks/" in r.path]
+    assert moved("bot_service_calls_total", call="poll", outcome="ok") == len(polls)
+    assert moved("bot_service_calls_total", call="submit", outcome="ok") == 3
+    assert moved("bot_polls_per_task_count") == 3
+    assert moved("bot_polls_per_task_sum") == len(polls)
+    photos = [call for call in telegram.calls if call.method == "sendPhoto"]
+    assert moved("bot_telegram_calls_total", method="sendPhoto") == len(photos) == 3
+    assert sample(after, "bot_jobs_waiting", state="queued") == 0
+
+
+@pytest.mark.parametrize("task_seconds", [1.5])
+async def test_a_forged_callback_changes_nothing_but_timing(running, telegram, values, sandbox):
+    url = http_url(values) + CALLBACK_PATH
+    # unknown task: answered like any other, and nothing happens
+    assert await post_json(url, {"taskId": "no-such-task", "status": 1, "resultUrl": "http://evil.example/x.png"}) == 200
+    assert await post_json(url, {"nothing": "here"}) == 400
+    chat = private_chat(ALICE)
+    request = telegram.user_sends(chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
+    await telegram.wait_for(lambda: any(task.status == 0 for task in sandbox.tasks.values()), 10)
+    [task_id] = list(sandbox.tasks)
+    # the task is still running: a forged "done" only brings a status check forward, which finds it running
+    for _ in range(3):
+        assert await post_json(url, {"taskId": task_id, "status": 1, "resultUrl": "http://evil.example/x.png"}) == 200
+    [result] = await wait_media(telegram, chat.id)
+    assert result.reply_to_message_id == request["message_id"]
+    await asyncio.sleep(0.5)
+    assert len(media(telegram, chat.id)) == 1
+    # the result came from the service, not from the callback's URL
+    downloads = [r for r in sandbox.received if r.method == "GET" and "/files/" in r.path]
+    assert downloads or sandbox.tasks[task_id].result_urls
+
+
+async def test_a_callback_from_outside_the_allowlist_is_refused(tmp_path, telegram, sandbox):
+    values = bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), http_port=free_port(),
+                          aiart_webhook_path=CALLBACK_PATH, aiart_webhook_ips="54.212.95.175,44.236.127.35")
+    bot = InProcessBot(settings_of(values), telegram)
+    await bot.start()
+    try:
+        assert await post_json(http_url(values) + CALLBACK_PATH, {"taskId": "x", "status": 1}) == 403
+    finally:
+        await bot.stop()
