@@ -14,8 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.store import ChatRepository, JobRecord, JobRepository, UserRepository
 
+
+def argument_setting(operation: str) -> str:
+    """The name of the setting holding a person's default argument text for an operation ("upscale_default")."""
+    return f"{operation}_default"
+
+
 #: the upscale factor used when a user gives none (2 or 4)
-UPSCALE_FACTOR = "upscale_factor"
+UPSCALE_FACTOR = argument_setting("upscale")
 #: "reaction" (default) or "status": how a quick job is acknowledged
 QUICK_ACK = "quick_ack"
 #: a group's: whether anyone (True) or only the job's owner (default) may press a result's buttons

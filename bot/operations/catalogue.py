@@ -90,6 +90,8 @@ class Operation:
     #: how many images it takes at most (more than `images` where some are optional references)
     max_images: int | None = None
     cli: tuple[CliOption, ...] = ()
+    #: argument texts a person may pick as their default in /settings (used when they type none)
+    default_choices: tuple[str, ...] = ()
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
@@ -358,7 +360,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
         Operation("upscale", "Upscale", "Enlarge a photo 2× or 4×", "/upscale [2|4]", 1,
                   _parse_upscale, _build_upscale, lambda a: f"Upscale ×{a['factor']}", api.UpscaleRequest,
                   limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8,
-                  menu=(MenuButton("Upscale 2×", "2"), MenuButton("Upscale 4×", "4")),
+                  menu=(MenuButton("Upscale 2×", "2"), MenuButton("Upscale 4×", "4")), default_choices=("2", "4"),
                   cli=(_option("--factor", type=int, choices=(2, 4), default=2),)),
         Operation("retouch", "Skin retouch", "Smooth skin in a portrait", "/retouch", 1,
                   _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: "Skin retouch",

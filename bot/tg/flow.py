@@ -13,7 +13,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.i18n import language_of, tr
-from bot.jobs.people import UPSCALE_FACTOR, style_setting
+from bot.jobs.people import argument_setting, style_setting
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
@@ -166,19 +166,20 @@ async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operatio
     people = deps(context).people
     if people is None or source.from_user is None or source.sender_chat is not None:
         return args_text
-    if operation.style_group is None and not (operation.name == "upscale" and not args_text.strip()):
-        return args_text
+    if operation.style_group is None:
+        # an argument a person may choose a default for in /settings (upscale's factor), when none is typed
+        if args_text.strip() or not operation.default_choices:
+            return args_text
+        settings = await people.user_settings(source.from_user.id)
+        return str(settings.get(argument_setting(operation.name), "")) or args_text
     try:
         operation.parse(args_text)
-        if args_text.strip() or operation.name != "upscale":
-            return args_text
+        return args_text
     except StyleMissing:
         pass
     except ArgumentError:
         return args_text
     settings = await people.user_settings(source.from_user.id)
-    if operation.name == "upscale":
-        return str(settings.get(UPSCALE_FACTOR, "")) or args_text
     style = settings.get(style_setting(operation.style_group))
     return f"{style} {args_text}".strip() if style else args_text
 
