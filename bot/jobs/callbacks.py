@@ -4,9 +4,11 @@ A callback makes its task's check due now (`Worker.check_now`). While callbacks 
 that end, checking before then only costs requests, so the first check of a task moves out to where
 it has almost surely ended (the duration model's `LATE_QUANTILE`), and a check before it is the
 exception. Until MIN_HEARD callbacks came, and whenever callbacks go missing (a task found finished
-by a check that no callback asked for, in `LOSS_THRESHOLD` or more of the last `WINDOW` finished
-tasks), the schedule is the plain one, so a lost callback costs no more than polling alone would. Evidence is this process's own:
-a callback that reached another replica counts here as lost, which only makes polling denser.
+by a check and no callback for it within CALLBACK_GRACE_S, in `LOSS_THRESHOLD` or more of the last
+`WINDOW` finished tasks), the schedule is the plain one, so a lost callback costs no more than
+polling alone would. A check often finds a task finished a moment before its callback comes: that
+callback still counts as heard when it comes within the grace. Evidence is this process's own: a
+callback that reached another replica counts here as lost, which only makes polling denser.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ LOSS_THRESHOLD = 0.04
 MIN_EVIDENCE = 20
 #: callbacks heard for finished tasks before checks wait for them (until then: the plain schedule)
 MIN_HEARD = 5
+#: how long after a check found a task finished its callback may still come and count as heard
+CALLBACK_GRACE_S = 5.0
 _HEARD_KEPT = 4096
 
 
@@ -35,6 +39,8 @@ class CallbackSchedule:
         self.base = base
         self._heard: OrderedDict[str, float] = OrderedDict()  # task id -> when its callback came (monotonic)
         self._outcomes: deque[bool] = deque(maxlen=WINDOW)  # True: a callback came for the finished task
+        #: finished tasks whose callback has not come yet -> when they were found finished (monotonic)
+        self._unheard: OrderedDict[str, float] = OrderedDict()
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.base, name)
@@ -42,20 +48,36 @@ class CallbackSchedule:
     @property
     def loss(self) -> float:
         """The share of recent finished tasks no callback announced."""
+        self._count_missing(time.monotonic())
         lost = sum(1 for heard in self._outcomes if not heard)
         return lost / max(len(self._outcomes), MIN_EVIDENCE)
 
     @property
     def reliable(self) -> bool:
         """Whether checks may wait for callbacks: some came, and hardly any went missing."""
-        return sum(self._outcomes) >= MIN_HEARD and self.loss < LOSS_THRESHOLD
+        loss = self.loss
+        return sum(self._outcomes) >= MIN_HEARD and loss < LOSS_THRESHOLD
 
     def heard(self, task_id: str) -> None:
         """A callback for this task arrived."""
+        if self._unheard.pop(task_id, None) is not None:
+            self._outcomes.append(True)  # it came just after a check had found the task finished
+            return
         self._heard[task_id] = time.monotonic()
         self._heard.move_to_end(task_id)
         while len(self._heard) > _HEARD_KEPT:
             self._heard.popitem(last=False)
+
+    def was_heard(self, task_id: str) -> bool:
+        """Whether a callback for this task came (a task that ends quickly may call back before it is stored)."""
+        return task_id in self._heard
+
+    def _count_missing(self, now: float) -> None:
+        """Finished tasks whose callback did not come within the grace count as lost."""
+        while self._unheard and (len(self._unheard) > _HEARD_KEPT
+                                 or now - next(iter(self._unheard.values())) > CALLBACK_GRACE_S):
+            self._unheard.popitem(last=False)
+            self._outcomes.append(False)
 
     def heard_since(self, task_id: str, since: float) -> bool:
         """Whether a callback for this task came after `since` (monotonic): a check in flight then may have missed the end."""
@@ -77,8 +99,12 @@ class CallbackSchedule:
                task_id: str | None = None) -> None:
         """A task finished: learn its duration, and whether a callback announced it."""
         self.base.record(operation, seconds, input_pixels)
-        if task_id is not None:
-            self._outcomes.append(self._heard.pop(task_id, None) is not None)
+        if task_id is None:
+            return
+        if self._heard.pop(task_id, None) is not None:
+            self._outcomes.append(True)
+        else:
+            self._unheard[task_id] = time.monotonic()
 
     @staticmethod
     def backoff(attempt: int, **options: object) -> float:

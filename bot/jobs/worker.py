@@ -359,6 +359,10 @@ class Worker:
                                next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
                                lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
+            was_heard = getattr(self.schedule, "was_heard", None)
+            if was_heard is not None and was_heard(task_id):
+                # the task ended and called back before it was stored as running: check it now
+                await self._check_stored_task_now(task_id)
 
     async def _retry_submit(self, job: JobRecord, operation: Operation, retry_after: float | None, why: str, *,
                             counted: bool) -> None:
@@ -390,6 +394,7 @@ class Worker:
         operation = self._operations.get(job.operation)
         now = self._clock()
         self._polls[job.id] = self._polls.get(job.id, 0) + 1
+        asked_at = time.monotonic()
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
@@ -423,7 +428,11 @@ class Worker:
         elif now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
-            delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
+            heard_since = getattr(self.schedule, "heard_since", None)
+            if heard_since is not None and heard_since(job.task_id, asked_at):
+                delay = 0.0  # its callback came while this check was on its way: it has ended since
+            else:
+                delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
             shown = await self._show_progress(job, operation, age)
             await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
@@ -499,6 +508,9 @@ class Worker:
         heard = getattr(self.schedule, "heard", None)
         if heard is not None:
             heard(task_id)
+        return await self._check_stored_task_now(task_id)
+
+    async def _check_stored_task_now(self, task_id: str) -> bool:
         async with self._sessions() as session, session.begin():
             job_id = await JobRepository(session).check_now(task_id, now=self._clock())
         if job_id is None:

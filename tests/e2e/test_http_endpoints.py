@@ -90,9 +90,18 @@ async def test_metrics_count_jobs_polls_and_telegram_calls(running, telegram, va
     for height in (120, 121, 122):
         telegram.user_sends(chat, ALICE, photo=samples.jpeg(160, height), caption="/upscale 2")
     await wait_media(telegram, chat.id, count=3)
-    await asyncio.sleep(0.3)
-    status, after = await get(http_url(values) + "/metrics")
-    assert status == 200
+
+    async def scraped_after_delivery() -> str:
+        # the DELIVERED write commits a moment after Telegram accepted the photo (writes are batched)
+        while True:
+            status, text = await get(http_url(values) + "/metrics")
+            assert status == 200
+            if sample(text, "bot_jobs_finished_total", operation="upscale", state="delivered") - sample(
+                    before, "bot_jobs_finished_total", operation="upscale", state="delivered") >= 3:
+                return text
+            await asyncio.sleep(0.05)
+
+    after = await asyncio.wait_for(scraped_after_delivery(), 10)
 
     def moved(name: str, **labels: str) -> float:
         return sample(after, name, **labels) - sample(before, name, **labels)
