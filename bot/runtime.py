@@ -16,6 +16,7 @@ import httpx
 
 from bot.aiart import AiartClient
 from bot.config import Settings
+from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
@@ -26,9 +27,11 @@ from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.store import create_engine, migrate, session_factory
+from bot.store.replicas import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
-from bot.tg.intake import UpdateIntake
+from bot.tg.intake import UpdateIntake, poll_while_leader
+from bot.tg.replicas import ReplicaLoop, replica_id
 from bot.transport import AiohttpTransport
 
 log = logging.getLogger(__name__)
@@ -114,7 +117,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                               quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
                               on_enqueued=lambda: worker.wake() if worker else None)
             deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
-                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
+                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
+                        conversations=Conversations(sessions))
             application = build_application(settings.telegram_bot_token.get_secret_value(),
                                             settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit)
             notifier = notifier_for(application, sandbox=settings.uses_sandbox)
@@ -124,13 +128,19 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=PollSchedule.for_policy(settings.poll_policy,
                                                              time_scale=settings.poll_time_scale))
-            intake = UpdateIntake(application, jobs.made_from_message,
-                                  allowed_updates=ALLOWED_UPDATES, grace=grace)
+            replicas = ReplicaLoop(application, sessions, replica=replica_id(worker_id(settings)),
+                                   limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
+                                   shared=engine.dialect.name == "postgresql")
+            poller = PollerLock(engine)
             async with application:
                 await announce_commands(application)
                 await application.start()
                 parts_stop = asyncio.Event()
-                parts = [asyncio.create_task(intake.run(parts_stop)), asyncio.create_task(worker.run(parts_stop))]
+                await replicas.beat()  # this replica's share of the budget before it sends anything
+                parts = [asyncio.create_task(poll_while_leader(poller, lambda: UpdateIntake(
+                             application, jobs.made_from_message, allowed_updates=ALLOWED_UPDATES, grace=grace),
+                             parts_stop)),
+                         asyncio.create_task(worker.run(parts_stop)), asyncio.create_task(replicas.run(parts_stop))]
                 log.info("bot @%s is running", application.bot.username)
                 await _until_stopped(stop, parts)
                 log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)

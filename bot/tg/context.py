@@ -10,6 +10,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
+from bot.jobs.conversations import Conversations
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
@@ -52,6 +53,8 @@ class Deps:
     client: AiartClient
     access: Access = Access()
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
+    conversations: Conversations | None = None
 
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
