@@ -34,6 +34,10 @@ from tests.fakes.telegram import FakeTelegram, TgFaults
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_KEY = "test-service-key-0123456789abcdef"
+#: what the bot logs once it runs, once it fetches updates, and while another replica fetches them
+RUNNING_LINE = " is running"
+FETCHING_LINE = "this replica fetches updates now"
+WAITING_LINE = "waiting to fetch updates"
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,20 @@ class BotProcess:
         await self.launch()
         await wait_until(lambda: get_updates_calls(self.telegram) > polls_before, timeout,
                          "the bot to poll for updates", self, every=0.02)
+
+    async def start_replica(self, timeout: float = 60.0) -> None:
+        """Start the bot and wait until it runs: a replica another one's poller lock keeps from polling never polls."""
+        runs_before = self.log_text().count(RUNNING_LINE)
+        await self.launch()
+        await wait_until(lambda: self.log_text().count(RUNNING_LINE) > runs_before, timeout,
+                         "the bot to run", self, every=0.1)
+
+    def fetches_updates(self) -> bool:
+        """Whether this run of the bot is the replica that fetches updates (from its log)."""
+        if self.returncode is not None:
+            return False
+        run = self.log_text().rsplit("===== start", 1)[-1]
+        return run.rfind(FETCHING_LINE) > run.rfind(WAITING_LINE)
 
     async def wait(self, timeout: float = 60.0) -> int:
         """Wait for the process to exit by itself; its exit code."""
