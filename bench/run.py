@@ -36,7 +36,7 @@ from bench.perf.report import KEYS, figures_table, json_line, median_figures
 from bench.perf.throughput import SLOW_TASK_S, run_slow_calls, run_throughput
 from tests.harness import ROOT
 
-SECTIONS = ("throughput", "slow", "pg", "polling", "idle", "prep", "flood")
+SECTIONS = ("throughput", "slow", "pg", "polling", "idle", "prep", "flood", "replicas")
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,36 @@ async def run_once(sizes: Sizes, sections: set[str], workdir: Path, pg_url: str 
         figures["tg_429"] = float(result.tg_429)
         say(f"  {result.rate_per_s:.1f} calls/s over {result.window_s:.1f} s of backlog ({result.calls_in_window} calls) = "
             f"{result.rate_ratio:.3f} of 30/s; 429s: {result.tg_429}; all {result.jobs} delivered in {result.total_s:.0f} s")
+    if "replicas" in sections:
+        await run_replicas(sizes, workdir, pg_url, figures)
     return figures
+
+
+async def run_replicas(sizes: Sizes, workdir: Path, pg_url: str | None, figures: dict[str, float | None]) -> None:
+    """Replicas on one PostgreSQL: throughput with one and with two, the flood with three."""
+    if pg_url is None:
+        say("replicas: skipped (no PostgreSQL server; pass --pg-url or set TEST_POSTGRES_URL)")
+        return
+    for count in (1, 2):
+        say(f"replicas: throughput of {sizes.pg_jobs} jobs with {count} replica(s) on PostgreSQL (a fresh database)")
+        async with fresh_database(pg_url) as url:
+            result = await run_throughput(sizes.pg_jobs, url, workdir / f"replicas-r{count}", replicas=count)
+        figures[f"throughput_jobs_s_pg_r{count}"] = result.jobs_per_s
+        say(f"  {result.jobs_per_s:.1f} jobs/s ({result.seconds:.1f} s); bots' CPU "
+            f"{1000 * result.bot_cpu_s / result.jobs:.1f} ms per job")
+    r1, r2 = figures["throughput_jobs_s_pg_r1"], figures["throughput_jobs_s_pg_r2"]
+    if r1 and r2:
+        say(f"  two replicas / one: {r2 / r1:.2f}")
+    say(f"replicas: flood with 3 replicas on PostgreSQL, {sizes.flood_chats} private chats x "
+        f"{sizes.flood_jobs_per_chat} jobs + 2 groups, flood limits on")
+    async with fresh_database(pg_url) as url:
+        result = await run_flood(workdir / "replicas-flood", private_chats=sizes.flood_chats,
+                                 jobs_per_chat=sizes.flood_jobs_per_chat, ready_after=sizes.flood_ready_after,
+                                 database_url=url, replicas=3)
+    figures["tg_rate_ratio_r3"] = result.rate_ratio
+    figures["tg_429_r3"] = float(result.tg_429)
+    say(f"  {result.rate_per_s:.1f} calls/s over {result.window_s:.1f} s of backlog ({result.calls_in_window} calls) = "
+        f"{result.rate_ratio:.3f} of 30/s; 429s: {result.tg_429}; all {result.jobs} delivered in {result.total_s:.0f} s")
 
 
 async def main(argv: list[str] | None = None) -> int:
@@ -207,7 +236,7 @@ async def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
     sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     size_name = 'smoke' if args.smoke else 'quick' if args.quick else 'full'
-    pg_url = postgres_url(args.pg_url) if "pg" in sections else None
+    pg_url = postgres_url(args.pg_url) if sections & {"pg", "replicas"} else None
     workdir = Path(tempfile.mkdtemp(prefix="aiart-bench-"))
     started = time.monotonic()
     runs = []

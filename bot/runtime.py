@@ -8,6 +8,7 @@ import logging
 import secrets
 import signal
 import socket
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +25,7 @@ from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.callbacks import CallbackSchedule
+from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
@@ -36,10 +38,12 @@ from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.store import ACTIVE_STATES, JobRepository, create_engine, migrate, session_factory
+from bot.store.replicas import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
 from bot.tg.inbox import UpdateInbox
-from bot.tg.intake import UpdateIntake
+from bot.tg.intake import UpdateIntake, poll_while_leader
+from bot.tg.replicas import ReplicaLoop, replica_id
 from bot.transport import AiohttpTransport
 
 log = logging.getLogger(__name__)
@@ -129,7 +133,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                               on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
             deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
                         people=PeopleService(sessions),
-                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
+                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
+                        conversations=Conversations(sessions))
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
             notifier = notifier_for(application, sandbox=settings.uses_sandbox)
@@ -144,21 +149,30 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=schedule, metrics=metrics, alarm=alarm)  # type: ignore[arg-type]
+            replicas = ReplicaLoop(application, sessions, replica=replica_id(worker_id(settings)),
+                                   limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
+                                   shared=engine.dialect.name == "postgresql")
             readiness = Readiness(check_database=lambda: _ping(engine))
             routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                             callback_ips=settings.aiart_webhook_ips,
                             trust_forwarded=settings.aiart_webhook_trust_forwarded)
-            intake: UpdateIntake | UpdateInbox
+            intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
-                intake = UpdateInbox(application, sessions, jobs.made_from_message, owner=worker_id(settings),
-                                     lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
+                inbox = UpdateInbox(application, sessions, jobs.made_from_message, owner=worker_id(settings),
+                                    lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
+                intakes.append(inbox)
                 routes.webhook_path = urlsplit(settings.telegram_webhook_url or "").path or "/"
                 routes.webhook_secret = webhook_secret(settings)
-                routes.accept_update = intake.accept
-            else:
-                intake = UpdateIntake(application, jobs.made_from_message,
-                                      allowed_updates=ALLOWED_UPDATES, grace=grace)
-            readiness.loops = {"worker": lambda: worker.last_turn, "intake": lambda: intake.last_turn}
+                routes.accept_update = inbox.accept
+
+            def new_intake() -> UpdateIntake:
+                intakes.append(UpdateIntake(application, jobs.made_from_message, allowed_updates=ALLOWED_UPDATES,
+                                            grace=grace))
+                return intakes[-1]
+
+            # a replica that waits for the poller lock is ready all the same: its worker runs
+            readiness.loops = {"worker": lambda: worker.last_turn,
+                               "intake": lambda: intakes[-1].last_turn if intakes else time.monotonic()}
             server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: _jobs_waiting(sessions)))
             async with application:
                 local = await server.start(settings.http_host, settings.http_port)
@@ -174,8 +188,11 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
                     parts_stop = asyncio.Event()
-                    parts = [asyncio.create_task(intake.run(parts_stop)),
-                             asyncio.create_task(worker.run(parts_stop))]
+                    await replicas.beat()  # this replica's share of the budget before it sends anything
+                    updates = (intakes[0].run(parts_stop) if settings.webhook_mode
+                               else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
+                    parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop)),
+                             asyncio.create_task(replicas.run(parts_stop))]
                     log.info("bot @%s is running (%s)", application.bot.username,
                              "webhook" if settings.webhook_mode else "long polling")
                     await _until_stopped(stop, parts)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf.world import RESULT_METHODS, OkCounter, bot_env, running_process, wait_until, world
+from bench.perf.world import RESULT_METHODS, OkCounter, bot_env, running_replicas, wait_until, world
 from tests.fakes import samples
 from tests.fakes.telegram import User, group, private_chat
 from tests.fakes.telegram_limits import BOT_LIMIT_PER_SECOND, FLOOD_METHODS
@@ -36,8 +36,10 @@ class FloodResult:
 
 
 async def run_flood(workdir: Path, *, private_chats: int = 60, jobs_per_chat: int = 5, groups: int = 2,
-                    jobs_per_group: int = 3, ready_after: float = 25.0, timeout: float = 300.0) -> FloodResult:
-    """Queue the requests, let every task finish together, and watch the backlog drain."""
+                    jobs_per_group: int = 3, ready_after: float = 25.0, timeout: float = 300.0,
+                    database_url: str | None = None, replicas: int = 1) -> FloodResult:
+    """Queue the requests, let every task finish together, and watch the backlog drain (by `replicas` bot
+    processes on `database_url`, which more than one needs to be PostgreSQL)."""
     ready_at = time.monotonic() + ready_after + 10.0  # replaced once the requests are in
     photo = samples.jpeg(64, 48)
 
@@ -45,8 +47,10 @@ async def run_flood(workdir: Path, *, private_chats: int = 60, jobs_per_chat: in
         return max(0.0, ready_at - time.monotonic())
 
     async with world(rate_limits=True, task_duration=until_ready) as (telegram, sandbox):
-        env = bot_env(telegram, sandbox, f"sqlite+aiosqlite:///{workdir}/bot.db", poll_policy="fixed:0.5")
-        async with running_process(env, workdir, telegram) as bot:
+        env = bot_env(telegram, sandbox, database_url or f"sqlite+aiosqlite:///{workdir}/bot.db",
+                      poll_policy="fixed:0.5")
+        async with running_replicas(env, workdir, telegram, replicas) as bots:
+            bot = bots[0]
             first_call = len(telegram.calls)
             started = time.monotonic()
             ready_at = started + ready_after

@@ -13,7 +13,7 @@ from bench.perf.world import (
     OkCounter,
     ProcStats,
     bot_env,
-    running_process,
+    running_replicas,
     wait_until,
     world,
 )
@@ -38,15 +38,17 @@ class ThroughputResult:
 
 
 async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: int = 100,
-                         timeout: float = 600.0) -> ThroughputResult:
-    """Send `jobs` requests from `chats` private chats at once; time until the last result is delivered."""
+                         timeout: float = 600.0, replicas: int = 1) -> ThroughputResult:
+    """Send `jobs` requests from `chats` private chats at once; time until the last result is delivered
+    (by `replicas` bot processes on one database; their CPU and peak memory added up)."""
     photo = samples.jpeg(64, 48)
     async with world(task_seconds=0.0) as (telegram, sandbox):
         env = bot_env(telegram, sandbox, database_url, telegram_rate_limit="false")
-        async with running_process(env, workdir, telegram) as bot:
+        async with running_replicas(env, workdir, telegram, replicas) as bots:
+            bot = bots[0]
             first_call = len(telegram.calls)
             users = [User(5000 + index, f"User{index}") for index in range(chats)]
-            cpu_before = ProcStats(bot.pid).cpu_seconds()
+            cpu_before = sum(ProcStats(each.pid).cpu_seconds() for each in bots)
             started = time.monotonic()
             for index in range(jobs):
                 user = users[index % chats]
@@ -55,8 +57,8 @@ async def run_throughput(jobs: int, database_url: str, workdir: Path, *, chats: 
             await wait_until(lambda: results() >= jobs, timeout,
                              f"{jobs} results", bot, every=0.02)
             seconds = time.monotonic() - started
-            cpu = ProcStats(bot.pid).cpu_seconds() - cpu_before
-            peak = ProcStats(bot.pid).memory_mb("VmHWM")
+            cpu = sum(ProcStats(each.pid).cpu_seconds() for each in bots) - cpu_before
+            peak = sum(ProcStats(each.pid).memory_mb("VmHWM") for each in bots)
             # the status messages are tidied after each result: let the last ones land before counting
             settle_until = time.monotonic() + 5.0
             while time.monotonic() < settle_until:

@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot.sandbox import Sandbox
 from bot.sandbox.state import SandboxTask
@@ -22,7 +23,7 @@ from tests.fakes.telegram import FakeTelegram
 from tests.harness import BotProcess, bot_settings, fakes, running_process, wait_until
 
 __all__ = ["NOT_PER_JOB", "RESULT_METHODS", "BotProcess", "NoticeLog", "OkCounter", "ProcStats", "bot_env",
-           "count_ok", "running_process", "wait_until", "world"]
+           "count_ok", "running_process", "running_replicas", "wait_until", "world"]
 
 WORKER_ID = "bench-worker"
 #: methods whose success means a result reached the chat
@@ -120,3 +121,24 @@ class OkCounter:
                 self._count += 1
             self._settled += 1
         return self._count + count_ok(self._telegram, self._methods, self._settled)
+
+
+@contextlib.asynccontextmanager
+async def running_replicas(env: dict[str, str], workdir: Path, telegram: FakeTelegram,
+                           count: int) -> AsyncIterator[list[BotProcess]]:
+    """`count` bot processes on one database (one polls, the others wait for its lock), each with its own
+    worker id and directory; one alone is `running_process` in `workdir` itself."""
+    if count == 1:
+        async with running_process(env, workdir, telegram) as bot:
+            yield [bot]
+        return
+    bots = [BotProcess({**env, "WORKER_ID": f"{env.get('WORKER_ID', WORKER_ID)}-{number}"}, workdir / f"r{number}",
+                       telegram) for number in range(count)]
+    try:
+        await bots[0].start()
+        for bot in bots[1:]:
+            await bot.start_replica()
+        yield bots
+    finally:
+        for bot in bots:
+            await bot.close()

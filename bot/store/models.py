@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -165,6 +166,46 @@ class User(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
 
 
+class Conversation(Base):
+    """What a conversation needs across messages (a face swap's first photo, an album being collected, a
+    style picker's photos, a menu already answered), so any replica can take the next message."""
+
+    __tablename__ = "conversations"
+    __table_args__ = (
+        Index(None, "expires_at"),  # cleanup
+        Index(None, "due_at"),  # albums whose quiet time is over
+    )
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    #: what the row is: "pending" (key: the sender), "picker" (key: the picker's message), "menu" (menu:step)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: a row past this is gone (cleanup deletes it; readers ignore it)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: set on an album being collected: when it is complete unless another item comes first
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Replica(Base):
+    """A running bot process, seen recently: replicas split the bot's Telegram budget between those alive."""
+
+    __tablename__ = "replicas"
+
+    id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ChatSend(Base):
+    """A chat's next free moment to post in, shared by all replicas (Telegram's per-chat limit is the bot's)."""
+
+    __tablename__ = "chat_sends"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    #: the theoretical arrival time of the next call (GCRA), in seconds of the database's clock
+    tat: Mapped[float] = mapped_column(Float)
+
+
 # Core handles on the tables: the repositories work with rows, not tracked ORM objects.
 jobs_table = cast(Table, Job.__table__)
 chats_table = cast(Table, Chat.__table__)
@@ -196,3 +237,7 @@ class InboxUpdate(Base):
 
 
 inbox_table = cast(Table, InboxUpdate.__table__)
+
+conversations_table = cast(Table, Conversation.__table__)
+replicas_table = cast(Table, Replica.__table__)
+chat_sends_table = cast(Table, ChatSend.__table__)

@@ -4,29 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 
-from telegram import ForceReply, InlineKeyboardMarkup, Message, ReplyParameters, User
+from telegram import Bot, ForceReply, InlineKeyboardMarkup, Message, ReplyParameters, User
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackContext, ContextTypes
 
 from bot.i18n import language_of, tr
+from bot.jobs.conversations import Conversations
 from bot.jobs.people import argument_setting, style_setting
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
-from bot.tg.context import deps, sender_id
+from bot.tg.context import DEPS_KEY, Deps, deps, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
 log = logging.getLogger(__name__)
 
 PENDING_KEY = "pending"
-PICKER_IMAGES_KEY = "picker_images"
-#: style pickers per chat whose images are remembered (Telegram does not nest reply_to_message)
-PICKERS_KEPT = 200
+PICKER_IMAGES_KEY = "picker"
+#: how long a style picker's images are remembered (Telegram does not nest reply_to_message)
+PICKER_KEPT_FOR = timedelta(days=2)
 PENDING_FOR = timedelta(minutes=10)
+#: a two-image request is remembered this long past PENDING_FOR, to tell its user it ran out
+PENDING_KEPT_AFTER = timedelta(days=1)
 #: operations expected to finish within this many seconds are acknowledged with a reaction
 QUICK_JOB_S = 10.0
 
@@ -46,7 +49,6 @@ class PendingInputs:
     started: datetime | None = None
     #: set while the rest of an album is collected: only its items are taken, and quiet time closes it
     album_id: str | None = None
-    album_item: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str],
@@ -117,7 +119,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         group = d.styles.group(operation.style_group)
         picker = await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
         if picker is not None and images:
-            remember_picker_images(context, picker.message_id, images)
+            await remember_picker_images(context, picker.chat_id, picker.message_id, images)
         return
     except ArgumentError as error:
         if await offer_presets(context, operation, args_text, source, images, editable):
@@ -138,7 +140,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         return
     if source.media_group_id and images and operation.most_images > max(operation.images, 1):
         # optional extra images (reference photos) come as an album: the rest of it is on its way
-        collect_album(context, operation, args_text, source, images)
+        await collect_album(context, operation, args_text, source, images)
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
@@ -156,7 +158,7 @@ async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation
         return False
     picker = await show(source, tr(lang, texts.EXPAND_PICK), editable, markup)
     if picker is not None:
-        remember_picker_images(context, picker.message_id, images)
+        await remember_picker_images(context, picker.chat_id, picker.message_id, images)
     return True
 
 
@@ -226,8 +228,41 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
 
 
-def _pending(context: ContextTypes.DEFAULT_TYPE) -> dict[int, PendingInputs]:
-    return context.chat_data.setdefault(PENDING_KEY, {})
+def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
+    """The conversation state every replica shares (in the database)."""
+    store = deps(context).conversations
+    if store is None:
+        raise RuntimeError("the handlers' dependencies have no conversation store")
+    return store
+
+
+def _pending_data(pending: PendingInputs) -> dict:
+    return {"operation": pending.operation, "args_text": pending.args_text, "source": pending.source.to_dict(),
+            "file_ids": list(pending.file_ids), "album_id": pending.album_id,
+            "started": None if pending.started is None else pending.started.isoformat()}
+
+
+def _pending_of(data: dict, bot: Bot) -> PendingInputs:
+    started = data.get("started")
+    return PendingInputs(data["operation"], data["args_text"], Message.de_json(data["source"], bot),
+                         list(data["file_ids"]), started=None if started is None else datetime.fromisoformat(started),
+                         album_id=data.get("album_id"))
+
+
+def _keep_pending() -> timedelta:
+    # kept past PENDING_FOR, so the user can still be told it ran out
+    return PENDING_FOR + PENDING_KEPT_AFTER
+
+
+async def _load_pending(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> PendingInputs | None:
+    data = await conversations(context).get(chat_id, PENDING_KEY, user_id)
+    return None if data is None else _pending_of(data, context.bot)
+
+
+async def _save_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int, pending: PendingInputs, *,
+                        due_in: float | None = None) -> None:
+    await conversations(context).put(pending.source.chat_id, PENDING_KEY, user_id, _pending_data(pending),
+                                     keep_for=_keep_pending(), due_in=due_in)
 
 
 async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
@@ -236,7 +271,7 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     user_id = sender_id(source) or 0
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock())
-    _pending(context)[user_id] = pending
+    await _save_pending(context, user_id, pending)
     first, second = operation.image_names
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
@@ -256,12 +291,13 @@ def _expired(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> bool
     return pending.started is not None and deps(context).clock() - pending.started > PENDING_FOR
 
 
-def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> str | None:
     """Forget this user's two-image request if its time ran out; the notice to show them, else None."""
-    pending = _pending(context).get(user_id)
+    pending = await _load_pending(context, chat_id, user_id)
     if pending is None or not _expired(context, pending):
         return None
-    del _pending(context)[user_id]
+    if not await conversations(context).drop(chat_id, PENDING_KEY, user_id):
+        return None  # another update of theirs told them already
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
         return None
@@ -269,10 +305,14 @@ def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None
                                      minutes=max(1, int(PENDING_FOR.total_seconds() // 60)), name=operation.name)
 
 
-def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+async def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> str | None:
     """A reminder of what this user's live two-image request still needs, or None without one."""
-    pending = _pending(context).get(user_id)
-    if pending is None or _expired(context, pending):
+    pending = await _load_pending(context, chat_id, user_id)
+    return None if pending is None else _still_waiting_text(context, pending)
+
+
+def _still_waiting_text(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> str | None:
+    if _expired(context, pending):
         return None
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
@@ -284,7 +324,8 @@ def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | Non
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
     """Add an image to this user's waiting two-image request; True when the message was used."""
     user_id = sender_id(message) or 0
-    pending = _pending(context).get(user_id)
+    chat_id = message.chat_id
+    pending = await _load_pending(context, chat_id, user_id)
     if pending is None or _expired(context, pending):
         return False
     d = deps(context)
@@ -292,16 +333,33 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     for image in images:
         if (problem := problem_with(image)) is not None:
             # the request itself is still fine: say what was wrong with this file and keep waiting
-            await reply(message, f"{problem}\n{still_waiting(context, user_id)}")
+            await reply(message, f"{problem}\n{_still_waiting_text(context, pending)}")
             return True
+    new_ids = [image.file_id for image in images]
     if pending.album_id is not None:
         if message.media_group_id != pending.album_id:
             return False
-        pending.file_ids.extend(image.file_id for image in images)
-        pending.album_item.set()
-        return True
-    pending.file_ids.extend(image.file_id for image in images)
-    if len(pending.file_ids) < operation.images:
+
+        def add_item(data: dict) -> dict | None:
+            if data.get("album_id") != pending.album_id:
+                return data
+            data["file_ids"] = [*data["file_ids"], *new_ids]
+            return data
+
+        # under a lock, and the album's quiet time starts again: whoever collects it sees this item
+        before = await conversations(context).change(chat_id, PENDING_KEY, user_id, add_item,
+                                                     keep_for=_keep_pending(), due_in=ALBUM_QUIET_S)
+        return before is not None and before.get("album_id") == pending.album_id
+
+    def add_image(data: dict) -> dict | None:
+        data["file_ids"] = [*data["file_ids"], *new_ids]
+        return data if len(data["file_ids"]) < operation.images else None
+
+    before = await conversations(context).change(chat_id, PENDING_KEY, user_id, add_image, keep_for=_keep_pending())
+    if before is None or before.get("album_id") is not None:
+        return before is not None  # taken meanwhile by another of their updates
+    file_ids = [*before["file_ids"], *new_ids]
+    if len(file_ids) < operation.images:
         if not message.media_group_id:
             first, second = operation.image_names
             if message.chat.type != ChatType.PRIVATE:  # ask for a reply, which privacy mode lets through
@@ -311,34 +369,50 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
             else:
                 await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
         return True
-    del _pending(context)[user_id]
+    pending = _pending_of(before, context.bot)
     args = operation.parse(pending.args_text)
-    await queue(context, operation, args, pending.source, pending.file_ids[: operation.images])
+    await queue(context, operation, args, pending.source, file_ids[: operation.images])
     return True
 
 
-def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
-                  images: list[FileInput]) -> None:
+async def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                        images: list[FileInput]) -> None:
     """Take the rest of the album `source` belongs to, then queue the job once no item came for a moment."""
     user_id = source.from_user.id if source.from_user else 0
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock(), album_id=source.media_group_id)
-    _pending(context)[user_id] = pending
-    context.application.create_task(_queue_album_when_complete(context, user_id, pending),
-                                    name=f"album-{source.media_group_id}")
+    # stored before the album's next item is handled; the row is what counts: any replica's sweep (or the
+    # task below) queues the album once it is due
+    await _save_pending(context, user_id, pending, due_in=ALBUM_QUIET_S)
+    context.application.create_task(_collect_album(context, user_id, pending), name=f"album-{source.media_group_id}")
 
 
-async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id: int,
-                                     pending: PendingInputs) -> None:
-    while True:  # until no item came for ALBUM_QUIET_S
+async def _collect_album(context: ContextTypes.DEFAULT_TYPE, user_id: int, pending: PendingInputs) -> None:
+    store = conversations(context)
+    while True:
+        await asyncio.sleep(ALBUM_QUIET_S)
+        await queue_due_albums(context.application)
+        data = await store.get(pending.source.chat_id, PENDING_KEY, user_id)
+        if data is None or data.get("album_id") != pending.album_id:
+            return  # queued, replaced or cancelled
+
+
+async def queue_due_albums(application: Application) -> int:
+    """Queue every album whose items stopped coming ALBUM_QUIET_S ago (this replica's or another's); how many."""
+    d: Deps = application.bot_data[DEPS_KEY]
+    if d.conversations is None:
+        return 0
+    due = await d.conversations.take_due(PENDING_KEY)
+    for row in due:
+        context = CallbackContext(application, chat_id=row.chat_id, user_id=int(row.key))
         try:
-            await asyncio.wait_for(pending.album_item.wait(), ALBUM_QUIET_S)
-        except TimeoutError:
-            break
-        pending.album_item.clear()
-    if _pending(context).get(user_id) is not pending:
-        return  # replaced or cancelled meanwhile
-    del _pending(context)[user_id]
+            await _queue_album(context, _pending_of(row.data, application.bot))
+        except Exception:  # one album's failure must not stop the others
+            log.exception("could not queue the album of chat %s", row.chat_id)
+    return len(due)
+
+
+async def _queue_album(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> None:
     operation = deps(context).operations[pending.operation]
     if len(pending.file_ids) > operation.most_images:
         await refuse(context, pending.source, operation,
@@ -347,20 +421,20 @@ async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id
     await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
 
 
-def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> bool:
+async def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> bool:
     """Forget a user's waiting two-image request; True if there was one."""
-    return _pending(context).pop(user_id, None) is not None
+    return await conversations(context).drop(chat_id, PENDING_KEY, user_id)
 
 
-def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, picker_id: int, images: list[FileInput]) -> None:
+async def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: int, picker_id: int,
+                                 images: list[FileInput]) -> None:
     """Keep the images a style picker was shown for: when its button is pressed, the picker's
     reply_to_message (the user's command) comes without the photo that command replied to."""
-    kept: dict[int, list[FileInput]] = context.chat_data.setdefault(PICKER_IMAGES_KEY, {})
-    kept[picker_id] = list(images)
-    while len(kept) > PICKERS_KEPT:
-        del kept[next(iter(kept))]
+    await conversations(context).put(chat_id, PICKER_IMAGES_KEY, picker_id,
+                                     {"images": [asdict(image) for image in images]}, keep_for=PICKER_KEPT_FOR)
 
 
-def picker_images(context: ContextTypes.DEFAULT_TYPE, picker_id: int) -> list[FileInput]:
-    """The images remembered for a style picker (none after a restart, or for a picker without images)."""
-    return list(context.chat_data.get(PICKER_IMAGES_KEY, {}).get(picker_id, []))
+async def picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: int, picker_id: int) -> list[FileInput]:
+    """The images remembered for a style picker (none for a picker without images, or once it expired)."""
+    data = await conversations(context).get(chat_id, PICKER_IMAGES_KEY, picker_id)
+    return [] if data is None else [FileInput(**image) for image in data["images"]]

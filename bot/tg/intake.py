@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from telegram import Message, Update
 from telegram.error import RetryAfter, TelegramError
@@ -371,3 +372,46 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float | None, *also: async
         for waiter in waiters:
             if not any(waiter is item for item in also):
                 waiter.cancel()
+
+
+class PollerLock(Protocol):
+    """Who may fetch updates: one replica at a time (bot.store.replicas.PollerLock)."""
+
+    async def acquire(self, stop: asyncio.Event) -> bool:
+        """Wait until this replica may poll (True), or `stop` (False)."""
+
+    async def watch(self, stop: asyncio.Event) -> bool:
+        """Return when `stop` is set (True) or the right to poll is lost (False)."""
+
+    async def release(self) -> None:
+        """Give the right to poll back."""
+
+
+async def poll_while_leader(lock: PollerLock, make_intake: Callable[[], UpdateIntake], stop: asyncio.Event) -> None:
+    """Fetch updates only while this replica holds `lock`; the other replicas wait to take over.
+
+    getUpdates from two processes at once is refused (409 Conflict) and either could confirm the
+    other's updates before they are handled, so exactly one replica polls. When it dies its lock goes
+    with its connection and a waiting replica starts an intake of its own: its first fetch brings
+    back what the dead one had not confirmed, checked against the jobs already stored.
+    """
+    announced = False
+    while not stop.is_set():
+        if not announced:
+            log.info("waiting to fetch updates (another replica may be fetching them); the worker runs meanwhile")
+            announced = True
+        if not await lock.acquire(stop):
+            break
+        log.info("this replica fetches updates now")
+        term = asyncio.Event()
+        intake = asyncio.create_task(make_intake().run(term))
+        watching = asyncio.create_task(lock.watch(stop))
+        try:
+            await asyncio.wait([intake, watching], return_when=asyncio.FIRST_COMPLETED)
+            term.set()  # stopping, or the lock is lost: hand back what was handled, let the next leader fetch
+            await intake
+        finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+            await lock.release()
+        announced = False

@@ -176,6 +176,11 @@ class _ChatBudget:
     budget: Budget
     #: calls to one chat are granted in arrival order
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+    chat_id: object = None
+
+
+#: asked for a slot in a chat shared with other replicas: seconds to wait before sending
+ChatGate = Callable[[object], Coroutine[Any, Any, float]]
 
 
 def is_flood_call(endpoint: str, data: dict[str, Any]) -> bool:
@@ -223,6 +228,8 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._chats: dict[object, _ChatBudget] = {}
         self._overall_turn = asyncio.Lock()
         self._answer = asyncio.Event()
+        self._bot_limit = overall
+        self._gate: ChatGate | None = None
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -275,7 +282,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
                 self._forget_idle_chats()
             budget: Budget = (CallWindow(self._group_limit) if is_group_chat(chat_id)
                               else TokenBucket(self._private_burst, self._private_rate))
-            chat = self._chats[key] = _ChatBudget(budget)
+            chat = self._chats[key] = _ChatBudget(budget, chat_id=chat_id)
         return chat
 
     def _forget_idle_chats(self) -> None:
@@ -291,6 +298,8 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         async with chat.turn:
             self._refuse_long_wait(chat)
             await self._until_free(chat.budget)
+            if self._gate is not None:
+                await self._through_gate(chat)
             async with self._overall_turn:
                 await self._until_free(self._overall)
                 while (at := chat.budget.free_at(self._clock())) is None or at > self._clock():
@@ -321,3 +330,32 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
             timeout = None if at is None else at - now
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(answer.wait(), timeout)
+
+    # --- replicas -------------------------------------------------------------------------------
+
+    def share(self, replicas: int, gate: ChatGate | None = None) -> None:
+        """Split the bot's budget with other replicas: an equal share of the overall limit each, and each
+        chat's calls through `gate` (a budget every replica draws from) while there is more than one."""
+        replicas = max(1, replicas)
+        calls = max(1, self._bot_limit.calls // replicas)
+        if calls != self._overall.limit.calls:
+            log.info("%d replica(s) share the bot's budget: %d calls per %.0f s here", replicas, calls,
+                     self._bot_limit.period)
+        self._overall.limit = Limit(calls, self._bot_limit.period)
+        self._gate = gate if replicas > 1 else None
+        # waiters re-check against the new share
+        self._answer.set()
+        self._answer = asyncio.Event()
+
+    async def _through_gate(self, chat: _ChatBudget) -> None:
+        """Wait for the chat's slot in the budget the replicas share (the local budget holds already)."""
+        gate = self._gate
+        if gate is None:
+            return
+        try:
+            wait = await gate(chat.chat_id)
+        except Exception as error:  # the database is unreachable: the local budget still holds
+            log.warning("could not reserve a send slot in chat %s (%s)", chat.chat_id, error)
+            return
+        if wait > 0:
+            await asyncio.sleep(wait)

@@ -35,6 +35,9 @@ from tests.fakes.telegram import FakeTelegram, TgFaults
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_KEY = "test-service-key-0123456789abcdef"
+#: what the bot logs (at INFO) once it fetches updates, and while another replica fetches them
+FETCHING_LINE = "this replica fetches updates now"
+WAITING_LINE = "waiting to fetch updates"
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,11 @@ def process_env(values: Mapping[str, str]) -> dict[str, str]:
     inherited = {name: value for name, value in os.environ.items() if name.lower() not in Settings.model_fields}
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     return {**inherited, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", **values}
+
+
+def _command_menus(telegram: FakeTelegram) -> int:
+    """How many times a bot has registered its command menu: once per start-up."""
+    return sum(1 for call in telegram.calls if call.method == "setMyCommands" and call.status == 200)
 
 
 def get_updates_calls(telegram: FakeTelegram) -> int:
@@ -199,6 +207,24 @@ class BotProcess:
         await self.launch()
         await wait_until(lambda: get_updates_calls(self.telegram) > polls_before, timeout,
                          "the bot to poll for updates", self, every=0.02)
+
+    async def start_replica(self, timeout: float = 60.0) -> None:
+        """Start the bot and wait until it has set up (its command menu registered) and run a moment: a replica
+        another one's poller lock keeps from polling never polls."""
+        menus_before = _command_menus(self.telegram)
+        await self.launch()
+        await wait_until(lambda: _command_menus(self.telegram) > menus_before, timeout, "the bot to start", self,
+                         every=0.05)
+        await asyncio.sleep(0.5)  # its worker and heartbeat start right after
+        if self.returncode is not None:
+            raise RuntimeError(f"the bot exited ({self.returncode}) while starting:\n{self.log_tail()}")
+
+    def fetches_updates(self) -> bool:
+        """Whether this run of the bot is the replica that fetches updates (from its log)."""
+        if self.returncode is not None:
+            return False
+        run = self.log_text().rsplit("===== start", 1)[-1]
+        return run.rfind(FETCHING_LINE) > run.rfind(WAITING_LINE)
 
     async def wait(self, timeout: float = 60.0) -> int:
         """Wait for the process to exit by itself; its exit code."""

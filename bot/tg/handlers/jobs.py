@@ -43,7 +43,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
         if refusal is not None:
             await reply(message, refusal)
             return
-    dropped = drop_pending(context, owner)
+    dropped = await drop_pending(context, owner, chat.id)
     cancelled = await deps(context).jobs.cancel(chat.id, user_id=None if everyone else owner)
     if not cancelled:
         nothing = texts.NOTHING_TO_CANCEL_IN_CHAT if everyone else texts.NOTHING_TO_CANCEL

@@ -3,6 +3,8 @@ and the menu's buttons."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
@@ -14,6 +16,7 @@ from bot.tg.commands import parse_command
 from bot.tg.context import deps, sender_id
 from bot.tg.flow import (
     continue_pending,
+    conversations,
     picker_images,
     refuse,
     reply,
@@ -25,9 +28,9 @@ from bot.tg.flow import (
 )
 from bot.tg.inputs import message_images, own_images, problem_with
 
-USED_MENUS_KEY = "used_menus"
-#: menus remembered per chat as already answered (a double tap sends two callback queries)
-USED_MENUS_KEPT = 200
+USED_MENUS_KEY = "menu"
+#: how long a menu is remembered as already answered (a double tap sends two callback queries)
+USED_MENUS_KEPT_FOR = timedelta(days=7)
 
 
 def _user_id(message: Message) -> int:
@@ -42,7 +45,7 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A message without a command and without text: a photo, a file, a sticker, a voice message, ..."""
     message = update.effective_message
     private = message.chat.type == ChatType.PRIVATE
-    expired = take_expired(context, _user_id(message))
+    expired = await take_expired(context, _user_id(message), message.chat_id)
     images = own_images(message)
     if images and await continue_pending(context, message, images):
         return
@@ -53,7 +56,8 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     if not images:
         if message.effective_attachment is not None:  # not a service message: the user sent us something
-            await reply(message, _joined(expired, still_waiting(context, _user_id(message)) or texts.NOT_A_PHOTO))
+            waiting = await still_waiting(context, _user_id(message), message.chat_id)
+            await reply(message, _joined(expired, waiting or texts.NOT_A_PHOTO))
         return
     problems = [problem for image in images if (problem := problem_with(image)) is not None]
     if problems:
@@ -66,7 +70,8 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Plain text in a private chat: remind the user of a half-given face swap, or say what the bot takes."""
     message = update.effective_message
     user_id = _user_id(message)
-    await reply(message, take_expired(context, user_id) or still_waiting(context, user_id) or texts.TEXT_HINT)
+    await reply(message, await take_expired(context, user_id, message.chat_id)
+                or await still_waiting(context, user_id, message.chat_id) or texts.TEXT_HINT)
 
 
 async def _answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
@@ -90,7 +95,7 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if source.from_user and query.from_user.id != source.from_user.id:
         await _answer(query, texts.MENU_NOT_YOURS, alert=True)
         return
-    if not _first_use(context, menu.message_id, choice.kind):
+    if not await _first_use(context, menu.chat_id, menu.message_id, choice.kind):
         await _answer(query, texts.MENU_USED, alert=True)
         return
     await _answer(query)
@@ -100,15 +105,10 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _style_choice(context, operation, choice.argument, source, menu)
 
 
-def _first_use(context: ContextTypes.DEFAULT_TYPE, menu_id: int, kind: str) -> bool:
-    """Mark a menu step as answered; False when it already was (checked and set without awaiting in between)."""
-    used: dict[tuple[int, str], None] = context.chat_data.setdefault(USED_MENUS_KEY, {})
-    if (menu_id, kind) in used:
-        return False
-    used[(menu_id, kind)] = None
-    while len(used) > USED_MENUS_KEPT:
-        del used[next(iter(used))]
-    return True
+async def _first_use(context: ContextTypes.DEFAULT_TYPE, chat_id: int, menu_id: int, kind: str) -> bool:
+    """Mark a menu step as answered; False when it already was (one insert decides, across replicas)."""
+    return await conversations(context).first_use(chat_id, USED_MENUS_KEY, f"{menu_id}:{kind}",
+                                                  keep_for=USED_MENUS_KEPT_FOR)
 
 
 async def _menu_choice(context, operation, argument: str, source: Message, menu: Message) -> None:
@@ -140,10 +140,10 @@ async def _style_choice(context, operation, style: str, source: Message, menu: M
     # the picker replies to the user's own request: read its arguments again, with the style put first
     call = parse_command(source.text or source.caption, context.bot.username)
     typed = call.args if call and call.name == operation.name else ""
-    images = _style_images(context, source, menu) if operation.images else []
+    images = await _style_images(context, source, menu) if operation.images else []
     await start_operation(context, operation, f"{style} {typed}".strip(), source, images, editable=menu)
 
 
-def _style_images(context, source: Message, menu: Message) -> list:
+async def _style_images(context, source: Message, menu: Message) -> list:
     """The request's images: its own, or those the picker was shown for (a replied-to photo is not nested)."""
-    return message_images(source) or picker_images(context, menu.message_id)
+    return message_images(source) or await picker_images(context, menu.chat_id, menu.message_id)

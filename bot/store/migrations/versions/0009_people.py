@@ -1,7 +1,7 @@
 """Jobs keep what people see of them: the delivered files (to follow up on or resend) and the progress shown.
 
 Revision ID: 0009
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-25
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0006"
+down_revision: str | Sequence[str] | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,109 @@
+"""What each replica does for the others: say it is alive, take its share of Telegram's budget, and
+finish the albums whose items stopped coming (its own or another replica's)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram.ext import Application
+
+from bot.store.replicas import ChatSendRepository, ReplicaRepository
+from bot.tg.context import DEPS_KEY
+from bot.tg.flow import queue_due_albums
+from bot.tg.ratelimit import TelegramRateLimiter, is_group_chat
+
+log = logging.getLogger(__name__)
+
+#: how often a replica says it is alive (and re-reads how many are)
+HEARTBEAT_S = 1.0
+#: a replica not heard from for this long is counted as gone
+GONE_AFTER_S = 4.0
+#: how often due albums are looked for (an album's own handler queues it on time; this is the fallback)
+ALBUM_SWEEP_S = 0.5
+#: how often expired conversation state is deleted
+CLEANUP_S = 60.0
+#: spacing of posts in one chat across replicas, with a margin for the time a call spends on the wire:
+#: private chats a burst of 3 then about 1 a second, groups 20 a minute
+PRIVATE_INTERVAL_S, PRIVATE_BURST = 1.1, 3
+GROUP_INTERVAL_S, GROUP_BURST = 3.2, 1
+
+
+def replica_id(worker: str) -> str:
+    """This process's name among the replicas (its worker id and process id)."""
+    return f"{worker}:{os.getpid()}"
+
+
+class ReplicaLoop:
+    """Heartbeat, budget share, album sweep and cleanup for one replica."""
+
+    def __init__(self, application: Application, sessions: async_sessionmaker[AsyncSession], *, replica: str,
+                 limiter: TelegramRateLimiter | None, shared: bool) -> None:
+        self._application = application
+        self._sessions = sessions
+        self._replica = replica
+        self._limiter = limiter
+        self._shared = shared  # PostgreSQL: other replicas may be there
+        self.replicas = 1
+
+    async def beat(self) -> int:
+        """Say this replica is alive and take its share of the budget; how many replicas are alive."""
+        if not self._shared:
+            return 1
+        now = datetime.now(UTC)
+        async with self._sessions() as session, session.begin():
+            repository = ReplicaRepository(session)
+            await repository.beat(self._replica, now=now)
+            alive = await repository.alive(since=now - timedelta(seconds=GONE_AFTER_S))
+        if alive != self.replicas:
+            log.info("%d replica(s) alive", alive)
+        self.replicas = alive
+        if self._limiter is not None:
+            self._limiter.share(alive, self._reserve)
+        return alive
+
+    async def _reserve(self, chat_id: object) -> float:
+        group = is_group_chat(chat_id)
+        interval, burst = (GROUP_INTERVAL_S, GROUP_BURST) if group else (PRIVATE_INTERVAL_S, PRIVATE_BURST)
+        async with self._sessions() as session, session.begin():
+            return await ChatSendRepository(session).reserve(int(str(chat_id)), interval=interval, burst=burst)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Until `stop`: beat, sweep albums, clean up; then leave the replica list."""
+        loop = asyncio.get_running_loop()
+        next_beat = next_cleanup = loop.time()
+        while not stop.is_set():
+            now = loop.time()
+            try:
+                if now >= next_beat:
+                    next_beat = now + HEARTBEAT_S
+                    await self.beat()
+                await queue_due_albums(self._application)
+                if now >= next_cleanup:
+                    next_cleanup = now + CLEANUP_S
+                    await self._cleanup()
+            except Exception:  # the database may be away for a moment: keep going
+                log.warning("replica housekeeping failed", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), ALBUM_SWEEP_S)
+        await self._leave()
+
+    async def _cleanup(self) -> None:
+        conversations = self._application.bot_data[DEPS_KEY].conversations
+        if conversations is not None:
+            await conversations.cleanup()
+        if self._shared:
+            async with self._sessions() as session, session.begin():
+                await ChatSendRepository(session).forget_idle()
+                await ReplicaRepository(session).forget(before=datetime.now(UTC) - timedelta(minutes=10))
+
+    async def _leave(self) -> None:
+        if not self._shared:
+            return
+        with contextlib.suppress(Exception):
+            async with self._sessions() as session, session.begin():
+                await ReplicaRepository(session).forget(self._replica)

@@ -1,0 +1,102 @@
+"""What replicas share through the database: the poller lock, conversation state, each chat's send slots."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.jobs.conversations import Conversations
+from bot.store import session_factory
+from bot.store.replicas import ChatSendRepository, PollerLock
+from bot.tg.ratelimit import TelegramRateLimiter
+
+
+@pytest.mark.postgres
+async def test_one_replica_holds_the_poller_lock_and_another_takes_it_when_its_connection_dies(store_engine):
+    if store_engine.dialect.name != "postgresql":
+        pytest.skip("the lock is PostgreSQL's")
+    stop = asyncio.Event()
+    first, second = PollerLock(store_engine, retry=0.1), PollerLock(store_engine, retry=0.1)
+    assert await first.acquire(stop)
+    waiting = asyncio.create_task(second.acquire(stop))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()  # held by the first
+    await first._drop()  # its connection closes, as when the process dies
+    assert await asyncio.wait_for(waiting, 5)
+    await second.release()
+
+
+async def test_on_sqlite_the_process_always_polls(store_engine):
+    if store_engine.dialect.name != "sqlite":
+        pytest.skip("one process")
+    stop = asyncio.Event()
+    assert await PollerLock(store_engine).acquire(stop)
+    stop.set()
+    assert await PollerLock(store_engine).watch(stop)
+
+
+async def test_a_menu_is_used_once_and_an_album_is_taken_once_when_due(store_engine):
+    conversations = Conversations(session_factory(store_engine))
+    keep = timedelta(minutes=1)
+    assert await conversations.first_use(1, "menu", "7:m", keep_for=keep)
+    assert not await conversations.first_use(1, "menu", "7:m", keep_for=keep)
+    await conversations.put(1, "pending", 5, {"file_ids": ["a"]}, keep_for=keep, due_in=0.2)
+    assert await conversations.take_due("pending") == []  # not quiet long enough
+    await conversations.change(1, "pending", 5, lambda data: {"file_ids": [*data["file_ids"], "b"]},
+                               keep_for=keep, due_in=0.3)  # another item: quiet time starts again
+    await asyncio.sleep(0.25)
+    assert await conversations.take_due("pending") == []
+    await asyncio.sleep(0.1)
+    [album] = await conversations.take_due("pending")
+    assert album.data == {"file_ids": ["a", "b"]}
+    assert await conversations.take_due("pending") == []
+    assert await conversations.get(1, "pending", 5) is None
+
+
+async def test_expired_state_is_gone_and_cleaned_up(store_engine):
+    now = [datetime.now(UTC)]
+    conversations = Conversations(session_factory(store_engine), clock=lambda: now[0])
+    await conversations.put(2, "picker", 9, {"images": []}, keep_for=timedelta(minutes=1))
+    assert await conversations.get(2, "picker", 9) == {"images": []}
+    now[0] += timedelta(minutes=2)
+    assert await conversations.get(2, "picker", 9) is None
+    assert await conversations.first_use(2, "menu", "1:m", keep_for=timedelta(minutes=1))
+    assert await conversations.cleanup() == 1
+
+
+@pytest.mark.postgres
+async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store_engine):
+    if store_engine.dialect.name != "postgresql":
+        pytest.skip("SQLite is one process")
+    async with session_factory(store_engine)() as session, session.begin():
+        waits = [await ChatSendRepository(session).reserve(42, interval=1.0, burst=3) for _ in range(5)]
+    assert waits[:3] == [0.0, 0.0, 0.0]
+    assert waits[3] == pytest.approx(1.0, abs=0.05)
+    assert waits[4] == pytest.approx(2.0, abs=0.05)
+
+
+async def test_replicas_take_equal_shares_of_the_bots_rate():
+    limiter = TelegramRateLimiter()
+    calls = []
+
+    async def gate(chat_id: object) -> float:
+        calls.append(chat_id)
+        return 0.0
+
+    limiter.share(3, gate)
+    sent = []
+
+    async def send(**kwargs):
+        sent.append(asyncio.get_running_loop().time())
+        return True
+
+    await asyncio.gather(*(limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 100 + n}, None)
+                           for n in range(12)))
+    assert sent[9] - sent[0] < 0.5 and sent[10] - sent[0] >= 0.9  # 10 a second here: a third of 30
+    assert sorted(calls) == [100 + n for n in range(12)]
+    limiter.share(1, gate)  # alone again: the whole budget, no shared gate
+    calls.clear()
+    await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 5}, None)
+    assert calls == []
