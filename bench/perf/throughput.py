@@ -13,6 +13,7 @@ from bench.perf.world import (
     OkCounter,
     ProcStats,
     bot_env,
+    running_process,
     running_replicas,
     wait_until,
     world,
