@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.tg.texts import REACTION_DONE
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import texts, wait_media
 from tests.fakes import samples
@@ -24,9 +25,14 @@ async def test_a_quick_job_gets_a_reaction_and_no_status_message(bot, telegram, 
     sent = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(320, 240), caption="/upscale 2")
     [result] = await wait_media(telegram, alice_chat.id)
     assert result.reply_to_message_id == sent["message_id"]
-    assert telegram._state.message(alice_chat.id, sent["message_id"]).reactions == [{"type": "emoji", "emoji": EYES}]
+    # 👀 while it runs, then the final mark once the result is there
+    await telegram.wait_for(lambda: telegram._state.message(alice_chat.id, sent["message_id"]).reactions
+                            == [{"type": "emoji", "emoji": REACTION_DONE}])
     assert texts(telegram, alice_chat.id) == []
-    assert [m for m in calls_in_chat(telegram, alice_chat.id) if m != "getFile"] == ["setMessageReaction", "sendPhoto"]
+    assert [m for m in calls_in_chat(telegram, alice_chat.id) if m != "getFile"] == [
+        "setMessageReaction", "sendPhoto", "setMessageReaction"]
+    first_reaction = next(call for call in telegram.calls if call.method == "setMessageReaction")
+    assert EYES in str(first_reaction.params.get("reaction"))
 
 
 async def test_a_slow_job_gets_a_status_message_that_goes_when_the_result_comes(bot, telegram, alice_chat):
