@@ -16,6 +16,7 @@ import httpx
 
 from bot.aiart import AiartClient
 from bot.config import Settings
+from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
@@ -106,14 +107,16 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     sessions = session_factory(engine)
     styles = load_catalogue(settings.styles_file)
     catalogue = build_catalogue(styles)
+    policy = CreditPolicy(catalogue, load_prices(settings.credit_prices_file), settings.free_credits_per_day,
+                          parse_packs(settings.credit_packs))
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
         async with connect_service(settings) as service, serve_media(settings) as media:
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
-                              quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
+                              quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
                               on_enqueued=lambda: worker.wake() if worker else None)
-            deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
+            deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles, client=service.client,
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
             application = build_application(settings.telegram_bot_token.get_secret_value(),
                                             settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit)

@@ -41,6 +41,8 @@ class NewJob:
     chat_type: str = "private"
     status_message_id: int | None = None
     language: str = "en"
+    #: credits reserved for it (bot.credits)
+    credits: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class JobRecord:
     failure_kind: str | None = None
     #: the language its results and notices are written in (bot.i18n.LANGUAGES)
     language: str = "en"
+    #: credits reserved for it when queued: charged on delivery, given back when it fails, expires or is cancelled
+    credits: int = 0
 
     @property
     def is_final(self) -> bool:

@@ -10,8 +10,9 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
 from bot.operations.catalogue import Operation
+from bot.tg import payments
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import admin, help, jobs, messages, operations
+from bot.tg.handlers import credits, help, jobs, messages, operations
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
 from bot.tg.intake import FLOOD_NOTICE_KEY
@@ -24,7 +25,8 @@ log = logging.getLogger(__name__)
 #: connections to the Bot API at once (PTB's default)
 TELEGRAM_CONNECTIONS = 256
 
-ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST]
+ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
+                   Update.PRE_CHECKOUT_QUERY]
 
 
 def build_router(catalogue: Mapping[str, Operation]) -> Router:
@@ -33,7 +35,7 @@ def build_router(catalogue: Mapping[str, Operation]) -> Router:
     operations.register(router, catalogue)
     jobs.register(router)
     help.register(router)
-    admin.register(router)
+    credits.register(router)
     return router
 
 
@@ -55,6 +57,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.bot_data[messages.ROUTER_KEY] = router
     application.bot_data[FLOOD_NOTICE_KEY] = lambda update: messages.send_flood_notice(application, update)
     application.add_handler(TypeHandler(Update, messages.check_access), group=-1)
+    payments.register(application)
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))

@@ -10,6 +10,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
+from bot.credits import CreditService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
@@ -51,6 +52,8 @@ class Deps:
     styles: StyleCatalogue
     client: AiartClient
     access: Access = Access()
+    #: credits and payments (None: credits are off, as in tests that build Deps by hand)
+    credits: CreditService | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 

@@ -85,7 +85,7 @@ async def test_stairway_upgrades_and_downgrades_every_revision(db_url: str) -> N
     rebuilt = await inspect_db(db_url, schema)
 
     assert emptied == {"tables": set(), "job_indexes": {}, "revision": None}
-    assert rebuilt["tables"] == {"jobs", "chats", "users"}
+    assert rebuilt["tables"] == {"jobs", "chats", "users", "credit_accounts", "credit_ledger"}
     assert rebuilt["job_indexes"] == EXPECTED_JOB_INDEXES
     assert rebuilt["revision"] == head_revision()
 
@@ -110,7 +110,7 @@ async def test_migrate_runs_inside_the_event_loop_and_is_repeatable(db_url: str)
     migrated = await inspect_db(db_url, schema)
 
     assert migrated["revision"] == head_revision()
-    assert migrated["tables"] == {"jobs", "chats", "users"}
+    assert migrated["tables"] == {"jobs", "chats", "users", "credit_accounts", "credit_ledger"}
 
 
 async def test_concurrent_migrations_take_turns(db_url: str) -> None:
