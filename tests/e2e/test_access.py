@@ -143,7 +143,7 @@ async def test_a_job_beyond_the_limit_at_once_is_refused_until_one_ends(settings
 
 
 async def test_the_daily_limit_says_when_to_try_again_and_refused_requests_do_not_count(settings, telegram):
-    running = await started(settings, telegram, user_max_jobs_per_day=2)
+    running = await started(settings, telegram, free_credits_per_day=2)
     bob = private_chat(BOB)
     try:
         telegram.user_sends(bob, BOB, photo=samples.jpeg(120, 80), caption="/upscale 7")  # refused: bad factor
@@ -172,7 +172,7 @@ async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, 
     # the flood is not meant to finish here: stopping cancels what is left without the full grace
     monkeypatch.setattr(runtime, "SHUTDOWN_GRACE_S", 2.0)
     running = await started(settings, telegram, service_concurrency=1, user_max_active_jobs=100,
-                            user_max_jobs_per_day=1000)
+                            free_credits_per_day=1000)
     alice, bob = private_chat(ALICE), private_chat(BOB)
     try:
         flood = [telegram.user_sends(alice, ALICE, photo=samples.jpeg(96, 64), caption="/upscale 2")

@@ -44,7 +44,7 @@ async def started(settings, telegram, **changes: object) -> RunningBot:
 
 
 async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(settings, telegram):
-    running = await started(settings, telegram, user_max_jobs_per_day=1)
+    running = await started(settings, telegram, free_credits_per_day=1)
     try:
         for send in (lambda **c: channel_sends(telegram, GROUP, NEWS, **c),
                      lambda **c: channel_sends(telegram, GROUP, PHOTOS, **c),

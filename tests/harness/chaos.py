@@ -132,7 +132,7 @@ class ChaosReport:
 def chaos_settings(telegram: FakeTelegram, sandbox: Sandbox, database: Path) -> dict[str, str]:
     """The bot's settings for a chaos run: quotas out of the way, INFO logs."""
     return bot_settings(telegram, sandbox, sqlite_url(database), worker_id=WORKER_ID, user_max_active_jobs=100000,
-                        user_max_jobs_per_day=100000, log_level="INFO")
+                        free_credits_per_day=100000, log_level="INFO")
 
 
 class PhaseActivity:
