@@ -141,7 +141,7 @@ class Payments:
             rows.append({"id": charge.charge_id, "amount": charge.amount, "date": charge.date, "source": partner})
             if charge.refunded_at is not None:
                 rows.append({"id": charge.charge_id, "amount": charge.amount, "date": charge.refunded_at,
-                             "receiver": {"type": "user", "user": charge.user.to_dict()}})
+                             "receiver": partner})  # a refund goes back to the payer, for the same invoice
         rows.sort(key=lambda row: row["date"])
         return {"transactions": rows[offset:offset + limit]}
 
