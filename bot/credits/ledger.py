@@ -241,6 +241,8 @@ async def audit(session: AsyncSession) -> list[str]:
     by_job: dict[int, list[Entry]] = {}
     for row in await credits.all_job_entries():
         by_job.setdefault(row.job_id or 0, []).append(row)
+    problems += [f"job {job_id}: has a price but no ledger rows" for job_id in await credits.priced_job_ids()
+                 if job_id not in by_job]
     jobs = JobRepository(session)
     for job_id, rows in sorted(by_job.items()):
         job = await jobs.get(job_id)

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.models import accounts_table, ledger_table
+from bot.store.models import accounts_table, jobs_table, ledger_table
 
 #: an account: (kind, owner id); kinds are "user" (bought credits), "free" (the daily allowance), "pool" (a group's)
 AccountKey = tuple[str, int]
@@ -189,3 +189,7 @@ class CreditRepository:
             select(ledger_table).where(ledger_table.c.job_id.is_not(None))
             .order_by(ledger_table.c.job_id, ledger_table.c.id))
         return [_entry(row) for row in rows]
+
+    async def priced_job_ids(self) -> list[int]:
+        """The jobs that have a price reserved (the audit finds any without ledger rows)."""
+        return list((await self._session.scalars(select(jobs_table.c.id).where(jobs_table.c.credits > 0))).all())
