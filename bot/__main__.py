@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("run", help="run the bot (the default)")
     commands.add_parser("migrate", help="bring the database at DATABASE_URL to the newest schema, then exit")
+    commands.add_parser("audit", help="check the credit ledger at DATABASE_URL: exit 1 and list what does not add up")
     sandbox = commands.add_parser("sandbox", help="serve the embedded sandbox of the image service")
     sandbox.add_argument("--host", default="127.0.0.1")
     sandbox.add_argument("--port", type=int, default=8090)
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "migrate":
         return run_migrate(MigrateSettings())
+    if args.command == "audit":
+        return asyncio.run(run_audit(MigrateSettings()))
     settings = Settings()
     # the smoke test prints its own progress; the service's INFO lines would only clutter it
     level = "WARNING" if args.command == "try" and "LOG_LEVEL" not in os.environ else settings.log_level
@@ -78,6 +81,23 @@ def main(argv: list[str] | None = None) -> int:
 
     asyncio.run(run_bot(settings))
     return 0
+
+
+async def run_audit(settings: MigrateSettings) -> int:
+    """Print what is wrong with the credit ledger (nothing: "ledger OK"); 1 if anything is."""
+    from bot.credits import audit
+    from bot.store import create_engine, session_factory
+
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            problems = await audit(session)
+    finally:
+        await engine.dispose()
+    for problem in problems:
+        print(problem)
+    print(f"ledger: {len(problems)} problem(s)" if problems else "ledger OK")
+    return 1 if problems else 0
 
 
 def run_migrate(settings: MigrateSettings) -> int:

@@ -52,7 +52,12 @@ class Settings(BaseSettings):
     bot_allowed_users: IdList = frozenset()
     bot_allowed_chats: IdList = frozenset()
     user_max_active_jobs: int = Field(default=3, ge=1)
-    user_max_jobs_per_day: int = Field(default=50, ge=1)
+    #: free credits each user may spend a day (an operation costs its price per output image); 0: none
+    free_credits_per_day: int = Field(default=50, ge=0)
+    #: JSON prices in credits per output image (bot/credits/prices.py); unset: 1 per image for everything
+    credit_prices_file: Path | None = None
+    #: packs sold for Telegram Stars, "credits:stars" pairs, e.g. "10:50,100:400"; empty: payments are off
+    credit_packs: str = ""
 
     #: names this process's job leases; give each replica its own (defaults to the host name)
     worker_id: str | None = None

@@ -21,6 +21,7 @@ from telegram.ext import Application
 
 from bot.aiart import AiartClient
 from bot.config import Settings
+from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
@@ -122,6 +123,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     styles = load_catalogue(settings.styles_file)
     catalogue = build_catalogue(styles)
     metrics = Metrics()
+    policy = CreditPolicy(catalogue, load_prices(settings.credit_prices_file), settings.free_credits_per_day,
+                          parse_packs(settings.credit_packs))
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
@@ -129,10 +132,10 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             token = settings.telegram_bot_token.get_secret_value()
             media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
-                              quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
+                              quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
                               on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
-            deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
-                        people=PeopleService(sessions),
+            deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
+                        client=service.client, people=PeopleService(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
                         conversations=Conversations(sessions))
             application = build_application(token, settings.telegram_api_url, deps,

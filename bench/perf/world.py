@@ -83,7 +83,7 @@ def bot_env(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, **extra
     """Settings for a bot wired to this world: every request may queue, quotas out of the way."""
     return bot_settings(telegram, sandbox, database_url, **{
         "worker_id": WORKER_ID, "log_level": "WARNING", "user_max_active_jobs": 1000000,
-        "user_max_jobs_per_day": 1000000, "job_deadline_s": 3600, **extra})
+        "free_credits_per_day": 1000000, "job_deadline_s": 3600, **extra})
 
 
 @contextlib.asynccontextmanager

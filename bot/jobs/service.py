@@ -1,9 +1,12 @@
 """What chat handlers ask of the job system: queue a job, list a chat's jobs, cancel them, check quotas.
 
-Quotas are per user: jobs in progress at once, and jobs queued in the last 24 hours (refused requests
-are kept as failed rows but do not count). The check and the store are one transaction: on SQLite
-(one writer at a time) they cannot race at all; on PostgreSQL replicas handling two messages in the
-same instant can both pass, overshooting by at most one job per replica.
+Quotas are per user: jobs in progress at once (and, without credits, jobs queued in the last 24 hours;
+refused requests are kept as failed rows but do not count). With credits (bot.credits), a job's price
+is reserved in the transaction that stores it, with the user's accounts locked, so credits are never
+overspent; cancelling gives the reservations back in the transaction that cancels. The quota check and
+the store are one transaction: on SQLite (one writer at a time) they cannot race at all; on PostgreSQL
+replicas handling two messages in the same instant can both pass the concurrent-jobs limit,
+overshooting by at most one job per replica.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.credits import CreditPolicy, Shortfall, ledger
 from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
@@ -59,6 +63,15 @@ class QuotaExceeded:
 
 
 @dataclass(frozen=True)
+class NotEnoughCredits:
+    """A job costs more credits than the user can spend now."""
+
+    price: int
+    available: int
+    free_per_day: int
+
+
+@dataclass(frozen=True)
 class Quotas:
     """Per-user limits (0 or less disables a limit)."""
 
@@ -70,12 +83,14 @@ class JobService:
     """Queues and inspects jobs for the chat side; the worker does the rest."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], *, deadline: timedelta,
-                 quotas: Quotas = Quotas(), on_enqueued: Callable[[], None] | None = None,
+                 quotas: Quotas = Quotas(), credits: CreditPolicy | None = None,
+                 on_enqueued: Callable[[], None] | None = None,
                  clock: Callable[[], datetime] = _utcnow, metrics: Metrics | None = None) -> None:
         self._sessions = sessions
         self._metrics = metrics
         self._deadline = deadline
         self._quotas = quotas
+        self._credits = credits
         self._on_enqueued = on_enqueued
         self._clock = clock
         # updates are handled concurrently: within this process, one check-and-store at a time
@@ -83,8 +98,8 @@ class JobService:
         #: ("chat" or "user", id) -> (the details last written, when)
         self._written: dict[tuple[str, int], tuple[tuple[object, ...], datetime]] = {}
 
-    def _new_job(self, request: JobRequest, now: datetime) -> NewJob:
-        return NewJob(chat_id=request.chat_id, user_id=request.user_id,
+    def _new_job(self, request: JobRequest, now: datetime, credits: int = 0) -> NewJob:
+        return NewJob(credits=credits, chat_id=request.chat_id, user_id=request.user_id,
                       reply_to_message_id=request.reply_to_message_id, operation=request.operation,
                       args=request.args, inputs=request.inputs, deadline_at=now + self._deadline,
                       chat_type=request.chat_type, status_message_id=request.status_message_id,
@@ -116,8 +131,17 @@ class JobService:
             self._written.clear()  # forgetting only costs a write per chat and user
         self._written[key] = (details, now)
 
-    async def enqueue(self, request: JobRequest) -> JobRecord | QuotaExceeded:
-        """Store a new job (durably, before anything else happens) and wake the worker; or say which quota stops it."""
+    def price(self, request: JobRequest) -> int:
+        """What the job would cost in credits (0 with credits off, or for an anonymous sender)."""
+        if self._credits is None or request.user_id is None:
+            return 0
+        return self._credits.price(request.operation, request.args)
+
+    async def enqueue(self, request: JobRequest) -> JobRecord | QuotaExceeded | NotEnoughCredits:
+        """Store a new job (durably, before anything else happens) and wake the worker; or say which quota stops it.
+
+        The job's price is reserved in the same transaction that stores it (bot.credits.ledger).
+        """
         async with self._quota_lock:
             now = self._clock()
             chat = ("chat", request.chat_id), (request.chat_type, request.chat_title)
@@ -128,13 +152,24 @@ class JobService:
                 exceeded = await self._exceeded(jobs, request.user_id, now)
                 if exceeded is not None:
                     return exceeded
+                price = self.price(request)
+                spending = None
+                if price > 0 and self._credits is not None and request.user_id is not None:
+                    spending = await ledger.plan(
+                        session, user_id=request.user_id, price=price, now=now,
+                        pool_chat_id=self._credits.pool_of(request.chat_id, request.chat_type),
+                        free_per_day=self._credits.free_per_day)
+                    if isinstance(spending, Shortfall):
+                        return NotEnoughCredits(spending.price, spending.available, spending.free_per_day)
                 if touch_chat:
                     await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
                                                         title=request.chat_title, now=now)
                 if touch_user and request.user_id is not None:
                     await UserRepository(session).touch(request.user_id, username=request.username,
                                                         first_name=request.first_name, now=now)
-                job = await jobs.add(self._new_job(request, now), now=now)
+                job = await jobs.add(self._new_job(request, now, price if spending else 0), now=now)
+                if spending is not None:
+                    await ledger.reserve(session, job.id, spending, now=now)
             for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
                 if touched:
                     self._remember_written(key, details, now)
@@ -165,8 +200,10 @@ class JobService:
 
     async def cancel(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
         """Cancel the chat's unfinished jobs of one user (everyone's when `user_id` is None); no results are sent."""
+        now = self._clock()
         async with self._sessions() as session, session.begin():
-            cancelled = await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=self._clock())
+            cancelled = await JobRepository(session).cancel_chat(chat_id, user_id=user_id, now=now)
+            await ledger.settle(session, cancelled, now=now)  # their reservations come back with the cancelling
         if self._metrics is not None:
             for job in cancelled:
                 self._metrics.jobs_finished.labels(job.operation, JobState.CANCELLED.value).inc()

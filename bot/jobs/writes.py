@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.credits import ledger
 from bot.store import JobRecord, JobRepository
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,12 @@ class JobWrites:
     async def _commit(self, batch: list[_Write]) -> list[JobRecord | None]:
         async with self._sessions() as session, session.begin():
             jobs = JobRepository(session)
-            return [await jobs.update(write.job_id, owner=write.owner, **write.changes) for write in batch]
+            results = [await jobs.update(write.job_id, owner=write.owner, **write.changes) for write in batch]
+            # a job's final state and its charge or refund are one commit (credits never move apart from jobs)
+            ended = [job for job in results if job is not None and job.is_final and job.credits > 0]
+            if ended:
+                await ledger.settle(session, ended, now=max(job.updated_at for job in ended))
+            return results
 
     async def _write_alone(self, write: _Write) -> None:
         try:

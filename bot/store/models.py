@@ -9,12 +9,14 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Dialect,
     Float,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -132,6 +134,8 @@ class Job(Base):
     result_files: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list, server_default="[]")
     #: the status text last shown for the job (its status message is edited only when this changes)
     progress: Mapped[str | None] = mapped_column(String(255))
+    #: credits reserved for the job when it was queued (bot.credits): charged on delivery, else given back
+    credits: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Chat(Base):
@@ -206,6 +210,54 @@ class ChatSend(Base):
     tat: Mapped[float] = mapped_column(Float)
 
 
+class CreditAccount(Base):
+    """A balance of credits: a user's bought ones ("user"), their daily free allowance ("free"), a group's pool ("pool").
+
+    `balance` always equals the sum of the account's ledger rows: both change in one transaction.
+    """
+
+    __tablename__ = "credit_accounts"
+    __table_args__ = (
+        PrimaryKeyConstraint("kind", "owner_id"),
+        CheckConstraint("balance >= 0", name="balance_not_negative"),
+    )
+
+    kind: Mapped[str] = mapped_column(String(8))
+    #: a user id ("user", "free") or a chat id ("pool")
+    owner_id: Mapped[int] = mapped_column(BigInteger, autoincrement=False)
+    balance: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    #: a pool's per-member daily cap (None: no cap)
+    member_cap: Mapped[int | None] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class CreditEntry(Base):
+    """One append-only change of an account's balance: how much, why, and the job or payment it belongs to."""
+
+    __tablename__ = "credit_ledger"
+    __table_args__ = (
+        Index(None, "kind", "owner_id", "created_at"),
+        Index(None, "job_id"),
+        Index(None, "charge_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigIntId, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    owner_id: Mapped[int] = mapped_column(BigInteger)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    #: reserve, charge, refund (a job's); purchase, payment_refund; allowance; pool_in, pool_out
+    reason: Mapped[str] = mapped_column(String(16))
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: Telegram's telegram_payment_charge_id of the payment this row belongs to
+    charge_id: Mapped[str | None] = mapped_column(String(255))
+    #: the user who spent from a pool or moved credits into it
+    member_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: what makes the row happen at most once (a job's reservation and settlement per account, a payment, a
+    #: day's allowance); None for rows that may repeat (an admin's transfers)
+    key: Mapped[str | None] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 # Core handles on the tables: the repositories work with rows, not tracked ORM objects.
 jobs_table = cast(Table, Job.__table__)
 chats_table = cast(Table, Chat.__table__)
@@ -241,3 +293,5 @@ inbox_table = cast(Table, InboxUpdate.__table__)
 conversations_table = cast(Table, Conversation.__table__)
 replicas_table = cast(Table, Replica.__table__)
 chat_sends_table = cast(Table, ChatSend.__table__)
+accounts_table = cast(Table, CreditAccount.__table__)
+ledger_table = cast(Table, CreditEntry.__table__)

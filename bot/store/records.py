@@ -41,6 +41,8 @@ class NewJob:
     chat_type: str = "private"
     status_message_id: int | None = None
     language: str = "en"
+    #: credits reserved for it (bot.credits)
+    credits: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class JobRecord:
     result_files: list[dict[str, str]] = field(default_factory=list)
     #: the status text last shown for the job (None: the one it was queued with)
     progress: str | None = None
+    #: credits reserved for it when queued: charged on delivery, given back when it fails, expires or is cancelled
+    credits: int = 0
 
     @property
     def is_final(self) -> bool:

@@ -151,6 +151,7 @@ class JobRepository:
                 refused=False,
                 failure_kind=None,
                 language=job.language,
+                credits=job.credits,
                 sent_message_ids=[],
                 result_files=[],
                 progress=None,

@@ -12,9 +12,9 @@ from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, 
 from bot.i18n import tr
 from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
-from bot.tg import followups, texts
+from bot.tg import followups, payments, texts
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import admin, groups, help, history, jobs, messages, operations, settings
+from bot.tg.handlers import credits, groups, help, history, jobs, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 TELEGRAM_CONNECTIONS = 256
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
-                   Update.MY_CHAT_MEMBER]
+                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY]
 
 
 def build_router(catalogue: Mapping[str, Operation]) -> Router:
@@ -38,7 +38,7 @@ def build_router(catalogue: Mapping[str, Operation]) -> Router:
     operations.register(router, catalogue)
     jobs.register(router)
     help.register(router)
-    admin.register(router)
+    credits.register(router)
     return router
 
 
@@ -61,6 +61,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.bot_data[messages.ROUTER_KEY] = router
     application.bot_data[FLOOD_NOTICE_KEY] = lambda update: messages.send_flood_notice(application, update)
     application.add_handler(TypeHandler(Update, messages.check_access), group=-1)
+    payments.register(application)
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))

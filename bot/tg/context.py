@@ -10,6 +10,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
+from bot.credits import CreditService
 from bot.jobs.conversations import Conversations
 from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
@@ -55,6 +56,8 @@ class Deps:
     access: Access = Access()
     #: preferences, history and follow-ups (None: their features are off, as in old wiring)
     people: PeopleService | None = None
+    #: credits and payments (None: credits are off, as in tests that build Deps by hand)
+    credits: CreditService | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
     conversations: Conversations | None = None

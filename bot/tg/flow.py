@@ -15,7 +15,7 @@ from telegram.ext import Application, CallbackContext, ContextTypes
 from bot.i18n import language_of, tr
 from bot.jobs.conversations import Conversations
 from bot.jobs.people import argument_setting, style_setting
-from bot.jobs.service import JobRequest, QuotaExceeded
+from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.context import DEPS_KEY, Deps, deps, sender_id
@@ -213,7 +213,10 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if not (quick and await react(source, texts.ACK_REACTION)):
-        status = await show(source, texts.queued_text(operation, args), editable)
+        text, price = texts.queued_text(operation, args), d.jobs.price(request)
+        if price > 0:
+            text = f"{text} · {texts.cost_note(request.language, price)}"
+        status = await show(source, text, editable)
         if status is not None:
             request = replace(request, status_message_id=status.message_id)
     try:
@@ -221,6 +224,11 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     except Exception:
         log.exception("could not store a %s job", operation.name)
         await show(source, texts.QUEUE_FAILED, status)
+        return
+    if isinstance(outcome, NotEnoughCredits):
+        can_buy = bool(d.credits and d.credits.policy.packs)
+        await show(source, texts.not_enough_credits(request.language, outcome.price, outcome.available,
+                                                    outcome.free_per_day, can_buy=can_buy), status)
         return
     if isinstance(outcome, QuotaExceeded):
         await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock()), status)

@@ -110,7 +110,10 @@ class TelegramNotifier:
         return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
 
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
-        text = texts.result_caption(operation.describe(job.args), sandbox=self._sandbox)
+        description = operation.describe(job.args)
+        if job.credits > 0:
+            description = f"{description} · {texts.cost_note(job.language, job.credits)}"
+        text = texts.result_caption(description, sandbox=self._sandbox)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from bot.i18n import N_
+from bot.i18n import N_, ntr, tr
 from bot.jobs.notifier import Failure, FailureKind
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord, JobState
@@ -115,7 +115,8 @@ def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now:
         operation = operations.get(job.operation)
         title = operation.describe(job.args) if operation else job.operation
         minutes = max(0, int((now - job.created_at).total_seconds() // 60))
-        lines.append(f"• {title} — {STATE_WORDS.get(job.state, job.state)}, {minutes} min")
+        cost = f" · {cost_note(job.language, job.credits)}" if job.credits > 0 else ""
+        lines.append(f"• {title} — {STATE_WORDS.get(job.state, job.state)}, {minutes} min{cost}")
     if len(jobs) > 20:
         lines.append(f"… and {len(jobs) - 20} more")
     return "\n".join(lines)
@@ -225,3 +226,58 @@ ADMIN_NO_CREDITS = N_("⚠️ The image service says the account has no credits 
 ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401): every new job fails. Check "
                        "AIART_API_KEY. I'll tell you again if it recovers and fails again, or in an hour if it "
                        "stays this way.")
+
+# --- credits and payments (bot.credits; engineer C translates) ---------------------------------------
+
+COST_ONE = N_("{count} credit")
+COST_MANY = N_("{count} credits")
+NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
+MORE_BY_BUYING = N_("Buy more with /buy.")
+MORE_TOMORROW = N_("Tomorrow you get {free} free credits again.")
+MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
+BALANCE_MINE = N_("Your credits: {credits}\nFree today: {free_left} of {free_per_day}")
+BALANCE_POOL = N_("This group's pool: {pool} (you can use {left} of it today)")
+BALANCE_SERVICE_FAILED = N_("Couldn't get the service's balance from the image service; try again later.")
+PAYMENTS_OFF = N_("Buying credits isn't available on this bot yet.")
+BUY_PROMPT = N_("Pick a pack of credits, paid with Telegram Stars:")
+PACK_BUTTON = N_("{credits} credits — {stars} ⭐")
+INVOICE_TITLE = N_("{credits} credits")
+INVOICE_DESCRIPTION = N_("{credits} credits for AI photo edits with this bot.")
+PACK_GONE = N_("This pack is no longer offered. Send /buy to see the current ones.")
+PAYMENT_NOT_ALLOWED = N_("This bot can't take your payment.")
+PURCHASED = N_("Thank you! {credits} credits added; you now have {balance}.")
+REFUND_USAGE = N_("Usage: /refund <telegram_payment_charge_id>")
+REFUND_UNKNOWN = N_("I know no payment with that charge id; nothing was refunded.")
+REFUND_ALREADY = N_("That payment was already refunded.")
+REFUND_SPENT = N_("I can't refund that payment: its {credits} credits were already spent "
+                  "(the user has {balance} left). Nothing was refunded.")
+REFUND_DONE = N_("Refunded: the payment's Stars went back to user {user_id}, and {credits} credits were taken back.")
+REFUND_FAILED = N_("Telegram refused the refund ({reason}); nothing was changed.")
+POOL_USAGE = N_("In a group: /pool add <credits> moves your credits into the group's pool, which members spend "
+                "before their own; /pool cap <credits> sets how many each member may use a day (/pool cap off: "
+                "no limit).")
+POOL_GROUPS_ONLY = N_("Pools are for groups: send /pool in a group.")
+POOL_ADMINS_ONLY = N_("Only this group's admins can manage its pool.")
+POOL_ADMIN_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so nothing changed. "
+                             "Please try again in a moment.")
+POOL_ADDED = N_("Moved {amount} credits into this group's pool; it now holds {pool}.")
+POOL_SHORT = N_("You don't have {amount} bought credits to move. /balance shows what you have; /buy gets more.")
+POOL_CAP_SET = N_("Each member may now use up to {cap} credits a day from this group's pool.")
+POOL_CAP_OFF = N_("Members may now use this group's pool without a daily limit.")
+
+
+def cost_note(language: str, credits: int) -> str:
+    """What a job costs, as its status and result captions say it ("3 credits")."""
+    return ntr(language, COST_ONE, COST_MANY, credits)
+
+
+def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool) -> str:
+    """The refusal of a job its user cannot pay for, with how to get more."""
+    parts = [tr(language, NOT_ENOUGH_CREDITS, price=cost_note(language, price), available=available)]
+    if can_buy:
+        parts.append(tr(language, MORE_BY_BUYING))
+    if free_per_day > 0:
+        parts.append(tr(language, MORE_TOMORROW, free=free_per_day))
+    if not can_buy and free_per_day <= 0:
+        parts.append(tr(language, MORE_FROM_OPERATOR))
+    return " ".join(parts)

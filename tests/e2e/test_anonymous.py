@@ -44,7 +44,7 @@ async def started(settings, telegram, **changes: object) -> RunningBot:
 
 
 async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(settings, telegram):
-    running = await started(settings, telegram, user_max_jobs_per_day=1)
+    running = await started(settings, telegram, free_credits_per_day=1)
     try:
         for send in (lambda **c: channel_sends(telegram, GROUP, NEWS, **c),
                      lambda **c: channel_sends(telegram, GROUP, PHOTOS, **c),
@@ -52,7 +52,7 @@ async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(
             send(photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
         await wait_media(telegram, GROUP.id, 3)
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
-        await wait_text(telegram, GROUP.id, "for today")  # the second one of the same sender chat is refused
+        await wait_text(telegram, GROUP.id, "Not enough credits")  # the second one of the same sender chat is refused
         jobs = await jobs_by_sender(settings)
         assert jobs == {NEWS.id: [("upscale", "delivered")], PHOTOS.id: [("upscale", "delivered")],
                         GROUP.id: [("upscale", "delivered")]}

@@ -36,6 +36,8 @@ async def test_killing_the_bot_loses_nothing_and_leaves_nothing_unfinished(tmp_p
     assert report.duplicated <= report.kills, report.table()
     assert report.delivered + report.failed_told == report.jobs
     assert report.clean_exit
+    # every job reserved its price under the kills, and was charged or refunded exactly as it ended
+    assert report.ledger_problems == [], report.ledger_problems
 
 
 @pytest.mark.parametrize("task_seconds", [4.0])

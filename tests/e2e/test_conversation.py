@@ -119,12 +119,14 @@ async def test_unsuitable_content_is_explained(bot, telegram, alice_chat):
     await wait_text(telegram, alice_chat.id, "unsuitable content")
 
 
-async def test_balance_is_for_admins_only(bot, telegram, alice_chat):
+async def test_balance_shows_everyone_their_credits_and_only_admins_the_services(bot, telegram, alice_chat):
     telegram.user_sends(alice_chat, ALICE, text="/balance")
-    await wait_text(telegram, alice_chat.id, "Service credits:")
+    shown = await wait_text(telegram, alice_chat.id, "Service credits:")
+    assert "Your credits: 0" in shown
     bob_chat = alice_chat.__class__(BOB.id)
     telegram.user_sends(bob_chat, BOB, text="/balance")
-    await wait_text(telegram, bob_chat.id, "Only the bot's admins")
+    shown = await wait_text(telegram, bob_chat.id, "Your credits: 0")
+    assert "Service credits" not in shown
 
 
 @pytest.mark.parametrize("task_seconds", [2.5])

@@ -60,6 +60,6 @@ async def test_with_a_service_key_results_carry_no_sandbox_mark(caplog_from_star
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
     [result] = await wait_media(telegram, alice_chat.id)
 
-    assert result.caption == "✅ Upscale ×2"
+    assert result.caption == "✅ Upscale ×2 · 1 credit"  # every result says what it cost
     assert "sandbox" not in result.caption.lower()
     assert not any("SANDBOX MODE" in record.getMessage() for record in caplog.get_records("setup"))

@@ -171,7 +171,7 @@ async def sandbox(request: pytest.FixtureRequest, task_seconds: float) -> AsyncI
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"user_max_active_jobs": 100, "user_max_jobs_per_day": 1000})
+    return settings.model_copy(update={"user_max_active_jobs": 100, "free_credits_per_day": 1000})
 
 
 def check_nothing_leaked(telegram: FakeTelegram, sandbox: Sandbox, rows: list[tuple[str, tuple]],

@@ -46,6 +46,7 @@ from tests.fakes.telegram_models import (
     too_many_requests,
 )
 from tests.fakes.telegram_params import decode_request
+from tests.fakes.telegram_payments import Payments
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_state import TelegramState
 from tests.fakes.telegram_webhook import WebhookDelivery
@@ -255,6 +256,11 @@ class FakeTelegram:
     def members(self) -> ChatMembers:
         """Group owners, joins, leaves and bans, as getChatMember reports them."""
         return self._api.members
+
+    @property
+    def payments(self) -> Payments:
+        """Telegram Stars: invoices the bot sent, users paying (`user_pays`), charges and refunds."""
+        return self._api.payments
 
     @property
     def callback_answers(self) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from tests.fakes.telegram_models import (
     bad_request,
 )
 from tests.fakes.telegram_params import int_param, str_param
+from tests.fakes.telegram_payments import Payments
 from tests.fakes.telegram_sending import Files, MessageSender
 from tests.fakes.telegram_state import TelegramState
 
@@ -42,6 +43,7 @@ class BotApi:
         self._bot_username = bot_username
         self._commands: dict[str, list[dict[str, str]]] = {}
         self.members = ChatMembers(state)
+        self.payments = Payments(state)
         sender = MessageSender(state)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
@@ -60,6 +62,10 @@ class BotApi:
             "setMessageReaction": self.set_message_reaction,
             "getFile": self.get_file,
             "getChatMember": self.get_chat_member,
+            "sendInvoice": self.payments.send_invoice,
+            "answerPreCheckoutQuery": self.payments.answer_pre_checkout_query,
+            "refundStarPayment": self.payments.refund_star_payment,
+            "getStarTransactions": self.payments.get_star_transactions,
         }
         self._handlers = {name.lower(): (name, handler) for name, handler in handlers.items()}
 

@@ -219,6 +219,8 @@ class StoredMessage:
     reactions: list[dict[str, Any]] = field(default_factory=list)
     #: the chat a message was sent on behalf of (anonymous group admins, users posting as a channel)
     sender_chat: Chat | None = None
+    #: fields of other kinds of message, as Telegram serialises them ("invoice", "successful_payment")
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, *, nested: bool = False) -> dict[str, Any]:
         """The Message object Telegram would return; `nested` drops the reply chain (shallow)."""
@@ -241,6 +243,7 @@ class StoredMessage:
         # Telegram echoes only inline keyboards; reply keyboards live on the client side.
         if self.reply_markup and "inline_keyboard" in self.reply_markup:
             data["reply_markup"] = self.reply_markup
+        data.update(self.extra)
         if self.reply_to is not None and not nested:
             data["reply_to_message"] = self.reply_to.to_dict(nested=True)
         return data

@@ -15,14 +15,15 @@ _INT_PARAMS = frozenset({
     "chat_id", "message_id", "reply_to_message_id", "offset", "limit", "timeout", "user_id",
     "cache_time", "message_thread_id", "from_chat_id",
 })
+_BOOL_PARAMS_PAYMENTS = frozenset({"ok"})
 _BOOL_PARAMS = frozenset({
     "disable_notification", "protect_content", "allow_sending_without_reply", "show_alert",
     "drop_pending_updates", "disable_web_page_preview", "has_spoiler", "is_big",
     "disable_content_type_detection", "show_caption_above_media",
-})
+}) | _BOOL_PARAMS_PAYMENTS
 _JSON_PARAMS = frozenset({
     "reply_markup", "media", "entities", "caption_entities", "reply_parameters", "commands",
-    "scope", "reaction", "allowed_updates", "link_preview_options",
+    "scope", "reaction", "allowed_updates", "link_preview_options", "prices",
 })
 _FLOAT_PARAMS = frozenset({"timeout"})  # fractions of a second keep long-poll tests fast
 _INTEGER = re.compile(r"-?\d+")

@@ -26,7 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.credits import audit
 from bot.sandbox import Sandbox
+from bot.store import create_engine, session_factory
 from bot.store.records import FINAL_STATES
 from tests.fakes import samples
 from tests.fakes.telegram import ApiCall, Chat, FakeTelegram, User, group, private_chat
@@ -98,6 +100,8 @@ class ChaosReport:
     stale_status: int = 0
     clean_exit: bool = False
     workdir: str = ""
+    #: what the credit ledger's audit found wrong after the run (bot.credits.audit: empty when it adds up)
+    ledger_problems: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -118,6 +122,7 @@ class ChaosReport:
             ("job states in the DB", ", ".join(f"{k} {v}" for k, v in sorted(self.db_states.items()))),
             ("service tasks created", self.service_tasks), ("stale status messages", self.stale_status),
             ("clean exit on SIGTERM", self.clean_exit),
+            ("ledger problems (audit)", len(self.ledger_problems)),
             ("seconds", f"{self.seconds:.1f}"),
         ]
         width = max(len(name) for name, _ in rows)
@@ -132,7 +137,7 @@ class ChaosReport:
 def chaos_settings(telegram: FakeTelegram, sandbox: Sandbox, database: Path) -> dict[str, str]:
     """The bot's settings for a chaos run: quotas out of the way, INFO logs."""
     return bot_settings(telegram, sandbox, sqlite_url(database), worker_id=WORKER_ID, user_max_active_jobs=100000,
-                        user_max_jobs_per_day=100000, log_level="INFO")
+                        free_credits_per_day=100000, log_level="INFO")
 
 
 class PhaseActivity:
@@ -252,6 +257,16 @@ def read_database(path: Path) -> tuple[dict[str, int], int]:
     return states, int(twice)
 
 
+async def audit_ledger(database: Path) -> list[str]:
+    """The credit ledger's audit of the bot's database: every job charged or refunded as its state says."""
+    engine = create_engine(sqlite_url(database))
+    try:
+        async with session_factory(engine)() as session:
+            return await audit(session)
+    finally:
+        await engine.dispose()
+
+
 def _active(states: dict[str, int]) -> int:
     return sum(count for state, count in states.items() if state not in FINAL_STATES)
 
@@ -326,7 +341,8 @@ async def _experiment(config: ChaosConfig, rng: random.Random, telegram: FakeTel
     extra_results = sum(max(0, count - 1) for count in answers.results.values())
     extra_answers = sum(max(0, answers.results[r] + answers.failures[r] - 1) for r in traffic.requests)
     duplicated = [r for r in traffic.requests if answers.results[r] + answers.failures[r] > 1]
-    return ChaosReport(
+    ledger_problems = await audit_ledger(database)
+    return ChaosReport(ledger_problems=ledger_problems,
         jobs=len(traffic.requests), kills=len(fired), kill_phases=[phase for phase, _ in fired], seconds=seconds,
         duplicates_by_kill=_duplicates_by_kill(telegram, duplicated, fired),
         lost=sum(1 for request in traffic.requests if not answers.answered(request)),

@@ -1,0 +1,11 @@
+"""Credits: what operations cost, the ledger of every balance, packs sold for Telegram Stars (no Telegram here)."""
+
+from __future__ import annotations
+
+from bot.credits.ledger import Balance, PaymentRefund, Plan, Shortfall, audit
+from bot.credits.packs import Pack, pack_of, parse_packs
+from bot.credits.prices import Prices, load_prices
+from bot.credits.service import CreditPolicy, CreditService
+
+__all__ = ["Balance", "CreditPolicy", "CreditService", "Pack", "PaymentRefund", "Plan", "Prices", "Shortfall",
+           "audit", "load_prices", "pack_of", "parse_packs"]

@@ -1,0 +1,268 @@
+"""The rules of credits, as steps inside the caller's transaction (no Telegram, no commits here).
+
+Accounts: a user's bought credits ("user"), their daily free allowance ("free": topped back up to
+FREE_CREDITS_PER_DAY by the first spend of each UTC day, one "allowance" row keyed by user and day),
+and a group's pool ("pool", with a per-member daily cap). A job in a group spends from the pool first
+(within the cap), then the allowance, then bought credits; in a private chat the allowance, then
+bought credits. It reserves its price when queued (one "reserve" row per account it draws on, in
+the transaction that stores the job) and is settled when it ends, in the transaction that writes its
+final state: a "charge" row (amount 0: the reservation stands) when delivered, a "refund" row giving
+the reservation back otherwise. Every job row has a unique key (job, step, account), so a crash
+or a retry can never reserve, charge or refund twice, nor both charge and refund one job.
+
+Concurrency: the accounts a step draws on are locked (`SELECT … FOR UPDATE` on PostgreSQL, in one
+order; SQLite has one writer at a time) before their balances are read, so two requests at once
+cannot both spend the same credit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.credits.packs import Pack
+from bot.store import JobRecord, JobRepository, JobState
+from bot.store.credits import AccountKey, CreditRepository, Entry, NewEntry
+
+#: the order a job draws on accounts
+SPEND_ORDER = ("pool", "free", "user")
+REFUNDED_STATES = frozenset({JobState.FAILED, JobState.EXPIRED, JobState.CANCELLED})
+
+
+def day_start(now: datetime) -> datetime:
+    """Midnight UTC of `now`'s day: allowances and pool caps count from there."""
+    return datetime.combine(now.astimezone(UTC).date(), time(), tzinfo=UTC)
+
+
+def _allowance_key(user_id: int, day: date) -> str:
+    return f"allowance:{user_id}:{day.isoformat()}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a job's price comes from: (account, credits) in spending order."""
+
+    user_id: int
+    price: int
+    draws: tuple[tuple[AccountKey, int], ...]
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A job costs more than the user can spend now."""
+
+    price: int
+    available: int
+    free_per_day: int
+
+
+async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, free_per_day: int,
+                            now: datetime) -> int:
+    """The free allowance's balance after today's top-up (written once a day, whatever the racing)."""
+    if free_per_day <= 0 and free <= 0:
+        return free
+    key = _allowance_key(user_id, now.astimezone(UTC).date())
+    [written] = await credits.append([NewEntry("free", user_id, free_per_day - free, "allowance", key=key)], now=now)
+    return free_per_day if written else free
+
+
+async def plan(session: AsyncSession, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
+               free_per_day: int) -> Plan | Shortfall:
+    """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot."""
+    credits = CreditRepository(session)
+    keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
+    accounts = await credits.lock(keys, now=now)
+    available = {key: account.balance for key, account in accounts.items()}
+    available[("free", user_id)] = await _top_up_allowance(credits, user_id, available[("free", user_id)],
+                                                           free_per_day, now)
+    if pool_chat_id is not None:
+        pool = accounts[("pool", pool_chat_id)]
+        if pool.member_cap is not None and pool.balance > 0:
+            used = await credits.pool_spent_since(pool_chat_id, user_id, day_start(now))
+            available[("pool", pool_chat_id)] = min(pool.balance, max(0, pool.member_cap - used))
+    draws, left = [], price
+    for kind in SPEND_ORDER:
+        key = next((k for k in keys if k[0] == kind), None)
+        if key is None or left <= 0:
+            continue
+        take = min(left, available[key])
+        if take > 0:
+            draws.append((key, take))
+            left -= take
+    if left > 0:
+        return Shortfall(price, price - left, free_per_day)
+    return Plan(user_id, price, tuple(draws))
+
+
+async def reserve(session: AsyncSession, job_id: int, spending: Plan, *, now: datetime) -> None:
+    """Write a job's reservation as `plan` decided it (in the transaction that locked the accounts and stores the job)."""
+    await CreditRepository(session).append(
+        [NewEntry(kind, owner, -amount, "reserve", key=f"job:{job_id}:reserve:{kind}:{owner}", job_id=job_id,
+                  member_id=spending.user_id if kind == "pool" else None)
+         for (kind, owner), amount in spending.draws], now=now)
+
+
+async def settle(session: AsyncSession, jobs: Iterable[JobRecord], *, now: datetime) -> None:
+    """Charge delivered jobs and refund failed, expired and cancelled ones, each once (others are left alone)."""
+    entries: list[NewEntry] = []
+    credits = CreditRepository(session)
+    for job in jobs:
+        if job.credits <= 0 or not job.is_final:
+            continue
+        for row in await credits.for_job(job.id):
+            if row.reason != "reserve":
+                continue
+            delivered = job.state is JobState.DELIVERED
+            entries.append(NewEntry(row.kind, row.owner_id, 0 if delivered else -row.amount,
+                                    "charge" if delivered else "refund", job_id=job.id, member_id=row.member_id,
+                                    key=f"job:{job.id}:settle:{row.kind}:{row.owner_id}"))
+    # balances move in account order, the order `plan` locks them in, so settling never deadlocks against it
+    entries.sort(key=lambda entry: (entry.kind, entry.owner_id))
+    await credits.append(entries, now=now)
+
+
+# ---- payments ----------------------------------------------------------------------------------------
+
+
+async def purchase(session: AsyncSession, *, user_id: int, pack: Pack, charge_id: str, now: datetime) -> bool:
+    """Add a paid pack's credits, once per Telegram charge id; False when this payment was counted already."""
+    credits = CreditRepository(session)
+    await credits.lock([("user", user_id)], now=now)
+    [added] = await credits.append([NewEntry("user", user_id, pack.credits, "purchase", key=f"payment:{charge_id}",
+                                             charge_id=charge_id)], now=now)
+    return added
+
+
+@dataclass(frozen=True)
+class PaymentRefund:
+    """What refunding a payment would do: which user loses how many credits; or why it cannot."""
+
+    status: str  # "ok", "unknown", "refunded" (already), "spent"
+    user_id: int | None = None
+    credits: int = 0
+    balance: int = 0
+
+
+async def take_back_payment(session: AsyncSession, charge_id: str, *, now: datetime) -> PaymentRefund:
+    """Take a payment's credits back (the caller refunds the Stars before committing); refuse if spent."""
+    credits = CreditRepository(session)
+    rows = await credits.for_charge(charge_id)
+    bought = next((row for row in rows if row.reason == "purchase"), None)
+    if bought is None:
+        return PaymentRefund("unknown")
+    if any(row.reason == "payment_refund" for row in rows):
+        return PaymentRefund("refunded", bought.owner_id, bought.amount)
+    account = (await credits.lock([("user", bought.owner_id)], now=now))[("user", bought.owner_id)]
+    if account.balance < bought.amount:
+        return PaymentRefund("spent", bought.owner_id, bought.amount, account.balance)
+    await credits.append([NewEntry("user", bought.owner_id, -bought.amount, "payment_refund",
+                                   key=f"payment-refund:{charge_id}", charge_id=charge_id)], now=now)
+    return PaymentRefund("ok", bought.owner_id, bought.amount, account.balance - bought.amount)
+
+
+# ---- group pools -------------------------------------------------------------------------------------
+
+
+async def move_to_pool(session: AsyncSession, *, user_id: int, chat_id: int, amount: int, now: datetime) -> int | None:
+    """Move bought credits from a user into a group's pool; the pool's new balance, or None if the user has too few."""
+    credits = CreditRepository(session)
+    accounts = await credits.lock([("user", user_id), ("pool", chat_id)], now=now)
+    if amount <= 0 or accounts[("user", user_id)].balance < amount:
+        return None
+    await credits.append([NewEntry("user", user_id, -amount, "pool_out", member_id=chat_id),
+                          NewEntry("pool", chat_id, amount, "pool_in", member_id=user_id)], now=now)
+    return accounts[("pool", chat_id)].balance + amount
+
+
+async def set_pool_cap(session: AsyncSession, *, chat_id: int, cap: int | None, now: datetime) -> None:
+    """Set the most each member may spend from a group's pool a day (None: no cap)."""
+    credits = CreditRepository(session)
+    await credits.lock([("pool", chat_id)], now=now)
+    await credits.set_cap(chat_id, cap, now=now)
+
+
+# ---- what people see ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Balance:
+    """A user's credits as /balance shows them."""
+
+    credits: int
+    free_left: int
+    free_per_day: int
+    pool: int | None = None
+    pool_cap: int | None = None
+    #: what the user may still take from the pool today
+    pool_left: int | None = None
+
+
+async def balance(session: AsyncSession, *, user_id: int, pool_chat_id: int | None, now: datetime,
+                  free_per_day: int) -> Balance:
+    """A user's bought credits, today's free allowance left, and the group's pool (read without locking)."""
+    credits = CreditRepository(session)
+    keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
+    accounts = await credits.accounts(keys)
+    topped_up = await credits.has_key(_allowance_key(user_id, now.astimezone(UTC).date()))
+    free_left = accounts[("free", user_id)].balance if topped_up else max(free_per_day, 0)
+    if pool_chat_id is None:
+        return Balance(accounts[("user", user_id)].balance, free_left, free_per_day)
+    pool = accounts[("pool", pool_chat_id)]
+    left = pool.balance
+    if pool.member_cap is not None:
+        used = await credits.pool_spent_since(pool_chat_id, user_id, day_start(now))
+        left = min(left, max(0, pool.member_cap - used))
+    return Balance(accounts[("user", user_id)].balance, free_left, free_per_day, pool.balance, pool.member_cap, left)
+
+
+async def history(session: AsyncSession, user_id: int, *, limit: int = 50) -> list[Entry]:
+    """A user's ledger rows, newest first (their accounts' and what they took from pools): for /history."""
+    return await CreditRepository(session).of_user(user_id, limit=limit)
+
+
+# ---- audit -------------------------------------------------------------------------------------------
+
+
+async def audit(session: AsyncSession) -> list[str]:
+    """Everything wrong with the books, in words (empty when they are right).
+
+    Every balance equals the sum of its ledger rows and is not negative; every job that reserved
+    credits reserved exactly its price; a delivered job was charged and not refunded, a failed,
+    expired or cancelled one refunded in full, an unfinished one neither.
+    """
+    credits = CreditRepository(session)
+    problems = [f"account {kind}:{owner}: balance {balance} but its rows sum to {total}"
+                for (kind, owner), (balance, total) in sorted((await credits.sums()).items()) if balance != total]
+    problems += [f"account {kind}:{owner}: negative balance {balance}"
+                 for (kind, owner), (balance, _) in sorted((await credits.sums()).items()) if balance < 0]
+    by_job: dict[int, list[Entry]] = {}
+    for row in await credits.all_job_entries():
+        by_job.setdefault(row.job_id or 0, []).append(row)
+    problems += [f"job {job_id}: has a price but no ledger rows" for job_id in await credits.priced_job_ids()
+                 if job_id not in by_job]
+    jobs = JobRepository(session)
+    for job_id, rows in sorted(by_job.items()):
+        job = await jobs.get(job_id)
+        problems += _job_problems(job_id, job, rows)
+    return problems
+
+
+def _job_problems(job_id: int, job: JobRecord | None, rows: Sequence[Entry]) -> list[str]:
+    if job is None:
+        return [f"job {job_id}: ledger rows but no job"]
+    reserved = -sum(row.amount for row in rows if row.reason == "reserve")
+    refunded = sum(row.amount for row in rows if row.reason == "refund")
+    charged = [row for row in rows if row.reason == "charge"]
+    problems = []
+    if reserved != job.credits:
+        problems.append(f"job {job_id}: reserved {reserved}, its price is {job.credits}")
+    if job.state is JobState.DELIVERED and (refunded or len(charged) != sum(r.reason == "reserve" for r in rows)):
+        problems.append(f"job {job_id}: delivered, but charged {len(charged)} row(s) and refunded {refunded}")
+    if job.state in REFUNDED_STATES and (refunded != reserved or charged):
+        problems.append(f"job {job_id}: {job.state}, but refunded {refunded} of {reserved}")
+    if not job.is_final and (refunded or charged):
+        problems.append(f"job {job_id}: still {job.state}, but already settled")
+    return problems

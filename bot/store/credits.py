@@ -1,0 +1,195 @@
+"""The credit accounts and their ledger: row locks, append-once rows, sums. The caller owns the transaction.
+
+An account's `balance` is kept equal to the sum of its ledger rows: `append` writes a row and moves the
+balance by its amount in the same transaction, and only when the row was new (a row with a `key` that
+exists already is skipped, with its balance change). The CHECK constraint `balance >= 0` is the last
+line of defence; `bot.credits` never asks for more than a locked balance holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import accounts_table, jobs_table, ledger_table
+
+#: an account: (kind, owner id); kinds are "user" (bought credits), "free" (the daily allowance), "pool" (a group's)
+AccountKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Account:
+    """An account's balance (and a pool's per-member daily cap), as locked or read."""
+
+    kind: str
+    owner_id: int
+    balance: int = 0
+    member_cap: int | None = None
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """A ledger row to append."""
+
+    kind: str
+    owner_id: int
+    amount: int
+    reason: str
+    key: str | None = None
+    job_id: int | None = None
+    charge_id: str | None = None
+    member_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A ledger row as stored."""
+
+    id: int
+    kind: str
+    owner_id: int
+    amount: int
+    reason: str
+    key: str | None
+    job_id: int | None
+    charge_id: str | None
+    member_id: int | None
+    created_at: datetime
+
+
+def _entry(row: Any) -> Entry:
+    return Entry(id=row.id, kind=row.kind, owner_id=row.owner_id, amount=row.amount, reason=row.reason, key=row.key,
+                 job_id=row.job_id, charge_id=row.charge_id, member_id=row.member_id, created_at=row.created_at)
+
+
+def _insert(dialect: str) -> Any:
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+
+class CreditRepository:
+    """Accounts and ledger rows."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def _dialect(self) -> str:
+        return (await self._session.connection()).dialect.name
+
+    async def lock(self, keys: Iterable[AccountKey], *, now: datetime) -> dict[AccountKey, Account]:
+        """Lock these accounts (made empty if new) until the transaction ends, always in one order (no deadlocks)."""
+        ordered = sorted(set(keys))
+        if not ordered:
+            return {}
+        insert = _insert(await self._dialect())
+        await self._session.execute(
+            insert(accounts_table)
+            .values([{"kind": kind, "owner_id": owner, "balance": 0, "member_cap": None, "updated_at": now}
+                      for kind, owner in ordered])
+            .on_conflict_do_nothing(index_elements=["kind", "owner_id"])
+        )
+        # SQLite ignores FOR UPDATE: its transactions that write are already one at a time (BEGIN IMMEDIATE)
+        rows = await self._session.execute(
+            select(accounts_table)
+            .where(tuple_(accounts_table.c.kind, accounts_table.c.owner_id).in_(ordered))
+            .order_by(accounts_table.c.kind, accounts_table.c.owner_id)
+            .with_for_update()
+        )
+        return {(row.kind, row.owner_id): Account(row.kind, row.owner_id, row.balance, row.member_cap) for row in rows}
+
+    async def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, Account]:
+        """These accounts as they are (without locking); missing ones are empty."""
+        wanted = sorted(set(keys))
+        found = {key: Account(*key) for key in wanted}
+        if wanted:
+            rows = await self._session.execute(
+                select(accounts_table).where(tuple_(accounts_table.c.kind, accounts_table.c.owner_id).in_(wanted)))
+            found |= {(row.kind, row.owner_id): Account(row.kind, row.owner_id, row.balance, row.member_cap)
+                      for row in rows}
+        return found
+
+    async def append(self, entries: Sequence[NewEntry], *, now: datetime) -> list[bool]:
+        """Append rows and move their accounts' balances (lock them first); a row whose key exists is skipped (False)."""
+        insert = _insert(await self._dialect())
+        written: list[bool] = []
+        for entry in entries:
+            values = {"kind": entry.kind, "owner_id": entry.owner_id, "amount": entry.amount, "reason": entry.reason,
+                      "key": entry.key, "job_id": entry.job_id, "charge_id": entry.charge_id,
+                      "member_id": entry.member_id, "created_at": now}
+            statement = insert(ledger_table).values(**values)
+            if entry.key is not None:
+                statement = statement.on_conflict_do_nothing(index_elements=["key"])
+            added = (await self._session.execute(statement.returning(ledger_table.c.id))).first() is not None
+            if added and entry.amount:
+                await self._session.execute(
+                    update(accounts_table)
+                    .where(accounts_table.c.kind == entry.kind, accounts_table.c.owner_id == entry.owner_id)
+                    .values(balance=accounts_table.c.balance + entry.amount, updated_at=now)
+                )
+            written.append(added)
+        return written
+
+    async def set_cap(self, chat_id: int, cap: int | None, *, now: datetime) -> None:
+        """Set a pool's per-member daily cap (lock the pool first)."""
+        await self._session.execute(
+            update(accounts_table).where(accounts_table.c.kind == "pool", accounts_table.c.owner_id == chat_id)
+            .values(member_cap=cap, updated_at=now))
+
+    async def has_key(self, key: str) -> bool:
+        """Whether a row with this key exists."""
+        return (await self._session.scalar(select(ledger_table.c.id).where(ledger_table.c.key == key))) is not None
+
+    async def for_job(self, job_id: int) -> list[Entry]:
+        """A job's rows, oldest first."""
+        rows = await self._session.execute(
+            select(ledger_table).where(ledger_table.c.job_id == job_id).order_by(ledger_table.c.id))
+        return [_entry(row) for row in rows]
+
+    async def for_charge(self, charge_id: str) -> list[Entry]:
+        """A payment's rows, oldest first."""
+        rows = await self._session.execute(
+            select(ledger_table).where(ledger_table.c.charge_id == charge_id).order_by(ledger_table.c.id))
+        return [_entry(row) for row in rows]
+
+    async def pool_spent_since(self, chat_id: int, member_id: int, since: datetime) -> int:
+        """What a member took from a group's pool for jobs since `since`, net of what came back."""
+        spent = await self._session.scalar(
+            select(func.coalesce(func.sum(ledger_table.c.amount), 0))
+            .where(ledger_table.c.kind == "pool", ledger_table.c.owner_id == chat_id,
+                   ledger_table.c.member_id == member_id, ledger_table.c.job_id.is_not(None),
+                   ledger_table.c.created_at >= since))
+        return -int(spent or 0)
+
+    async def of_user(self, user_id: int, *, limit: int = 50) -> list[Entry]:
+        """A user's rows, newest first: their own accounts' and what they spent from pools (for /history)."""
+        rows = await self._session.execute(
+            select(ledger_table)
+            .where(((ledger_table.c.kind.in_(("user", "free"))) & (ledger_table.c.owner_id == user_id))
+                   | ((ledger_table.c.kind == "pool") & (ledger_table.c.member_id == user_id)))
+            .order_by(ledger_table.c.id.desc()).limit(limit))
+        return [_entry(row) for row in rows]
+
+    async def sums(self) -> dict[AccountKey, tuple[int, int]]:
+        """Every account's (balance, sum of its ledger rows), accounts with rows but no account row included."""
+        balances = {(row.kind, row.owner_id): int(row.balance)
+                    for row in await self._session.execute(select(accounts_table))}
+        totals = {(row.kind, row.owner_id): int(row.total) for row in await self._session.execute(
+            select(ledger_table.c.kind, ledger_table.c.owner_id, func.sum(ledger_table.c.amount).label("total"))
+            .group_by(ledger_table.c.kind, ledger_table.c.owner_id))}
+        return {key: (balances.get(key, 0), totals.get(key, 0)) for key in balances.keys() | totals.keys()}
+
+    async def all_job_entries(self) -> list[Entry]:
+        """Every row that belongs to a job, by job then id (the audit)."""
+        rows = await self._session.execute(
+            select(ledger_table).where(ledger_table.c.job_id.is_not(None))
+            .order_by(ledger_table.c.job_id, ledger_table.c.id))
+        return [_entry(row) for row in rows]
+
+    async def priced_job_ids(self) -> list[int]:
+        """The jobs that have a price reserved (the audit finds any without ledger rows)."""
+        return list((await self._session.scalars(select(jobs_table.c.id).where(jobs_table.c.credits > 0))).all())

@@ -1,0 +1,142 @@
+"""/balance, /buy, /refund (admins) and /pool (group admins): credits as people see them."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Message, Update
+from telegram.constants import ChatType
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import ContextTypes
+
+from bot.aiart import AiartError
+from bot.i18n import language_of, tr
+from bot.tg import texts
+from bot.tg.commands import CommandCall
+from bot.tg.context import deps, sender_id
+from bot.tg.flow import reply
+from bot.tg.handlers.jobs import ADMIN_STATUSES
+from bot.tg.handlers.router import Router
+from bot.tg.payments import packs_keyboard
+
+log = logging.getLogger(__name__)
+
+
+def _language(update: Update) -> str:
+    user = update.effective_user
+    return language_of(user.language_code if user else None)
+
+
+async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+    """The caller's credits, today's free allowance and this group's pool; admins also the service's tokens."""
+    d, message, language = deps(context), update.effective_message, _language(update)
+    owner = sender_id(message)
+    lines = []
+    if d.credits is not None and owner is not None:
+        chat = update.effective_chat
+        mine = await d.credits.balance(owner, chat_id=chat.id, chat_type=chat.type)
+        lines.append(tr(language, texts.BALANCE_MINE, credits=mine.credits, free_left=mine.free_left,
+                        free_per_day=mine.free_per_day))
+        if mine.pool is not None:
+            lines.append(tr(language, texts.BALANCE_POOL, pool=mine.pool, left=mine.pool_left))
+    user = update.effective_user
+    if user is not None and user.id in d.access.admins:
+        try:
+            service = await d.client.credits()
+            lines.append(texts.balance_text(service.total, service.remaining))
+        except AiartError as error:
+            log.warning("balance query failed: %r", error)
+            lines.append(tr(language, texts.BALANCE_SERVICE_FAILED))
+    await reply(message, "\n".join(lines) if lines else texts.ADMINS_ONLY)
+
+
+async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+    """The packs on sale, as buttons that send their invoices; or that payments are off."""
+    d, language = deps(context), _language(update)
+    packs = d.credits.policy.packs if d.credits is not None else ()
+    if not packs:
+        await reply(update.effective_message, tr(language, texts.PAYMENTS_OFF))
+        return
+    await reply(update.effective_message, tr(language, texts.BUY_PROMPT), packs_keyboard(language, packs))
+
+
+async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+    """/refund <charge id> (admins): return a payment's Stars and take its credits back, unless they were spent."""
+    d, message, language = deps(context), update.effective_message, _language(update)
+    user = update.effective_user
+    if user is None or user.id not in d.access.admins or d.credits is None:
+        await reply(message, texts.ADMINS_ONLY)
+        return
+    charge_id = call.args.strip()
+    if not charge_id or " " in charge_id:
+        await reply(message, tr(language, texts.REFUND_USAGE))
+        return
+    async def refund_stars(user_id: int) -> None:
+        try:
+            await message.get_bot().refund_star_payment(user_id, charge_id)
+        except BadRequest as error:
+            # refunded at Telegram but not here (a crash before our commit): take the credits now
+            if "CHARGE_ALREADY_REFUNDED" not in str(error.message).upper():
+                raise
+
+    try:
+        outcome = await d.credits.refund_payment(charge_id, refund_stars)
+    except TelegramError as error:
+        await reply(message, tr(language, texts.REFUND_FAILED, reason=error.message))
+        return
+    if outcome.status == "unknown":
+        text = tr(language, texts.REFUND_UNKNOWN)
+    elif outcome.status == "refunded":
+        text = tr(language, texts.REFUND_ALREADY)
+    elif outcome.status == "spent":
+        text = tr(language, texts.REFUND_SPENT, credits=outcome.credits, balance=outcome.balance)
+    else:
+        text = tr(language, texts.REFUND_DONE, user_id=outcome.user_id, credits=outcome.credits)
+    await reply(message, text)
+
+
+async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+    """/pool add N, /pool cap N|off (group admins): fill the group's pool from one's own credits; cap each member."""
+    d, message, language = deps(context), update.effective_message, _language(update)
+    chat = update.effective_chat
+    if chat.type == ChatType.PRIVATE or d.credits is None:
+        await reply(message, tr(language, texts.POOL_GROUPS_ONLY))
+        return
+    words = call.args.lower().split()
+    if len(words) != 2 or words[0] not in ("add", "cap") or not (words[1].isdigit() or words[:2] == ["cap", "off"]):
+        await reply(message, tr(language, texts.POOL_USAGE))
+        return
+    refusal = await _refusal_of_pool(context, message, language)
+    if refusal is not None:
+        await reply(message, refusal)
+        return
+    if words[0] == "cap":
+        cap = None if words[1] == "off" else int(words[1])
+        await d.credits.set_pool_cap(chat.id, cap)
+        await reply(message, tr(language, texts.POOL_CAP_OFF) if cap is None
+                    else tr(language, texts.POOL_CAP_SET, cap=cap))
+        return
+    amount = int(words[1])
+    balance = await d.credits.move_to_pool(message.from_user.id, chat.id, amount) if amount > 0 else None
+    await reply(message, tr(language, texts.POOL_SHORT, amount=amount) if balance is None
+                else tr(language, texts.POOL_ADDED, amount=amount, pool=balance))
+
+
+async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message, language: str) -> str | None:
+    """Why the sender may not manage the group's pool, or None if they may (asks Telegram; fails closed)."""
+    if message.from_user is None or message.sender_chat is not None:
+        # an anonymous admin or a channel has no credits of its own to move
+        return tr(language, texts.POOL_ADMINS_ONLY)
+    try:
+        member = await context.bot.get_chat_member(message.chat_id, message.from_user.id)
+    except TelegramError as error:
+        log.warning("could not check admin status in chat %s: %s", message.chat_id, error)
+        return tr(language, texts.POOL_ADMIN_CHECK_FAILED)
+    return None if member.status in ADMIN_STATUSES else tr(language, texts.POOL_ADMINS_ONLY)
+
+
+def register(router: Router) -> None:
+    router.add("balance", show_balance, "Your credits")
+    router.add("buy", buy, "Buy credits with Telegram Stars")
+    router.add("pool", pool)
+    router.add("refund", refund)

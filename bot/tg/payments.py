@@ -1,0 +1,123 @@
+"""Telegram Stars: invoices for the operator's packs, the pre-checkout answer, and crediting a successful payment.
+
+Stars invoices are in "XTR" with no provider token and exactly one price. Telegram waits 10 s for the
+pre-checkout answer, so the check is a look-up in memory (the pack is still offered, the payer may use
+the bot). A successful payment adds its credits once, keyed by its telegram_payment_charge_id: Telegram
+may deliver the update again (a crash before the offset was confirmed), and a repeat adds nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LabeledPrice, Message, Update
+from telegram.error import TelegramError
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    PreCheckoutQueryHandler,
+    filters,
+)
+
+from bot.credits import Pack, pack_of
+from bot.i18n import language_of, tr
+from bot.tg import texts
+from bot.tg.context import deps
+
+log = logging.getLogger(__name__)
+
+STARS = "XTR"
+BUY_PREFIX = "buy:"
+
+
+def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
+    """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
+    return InlineKeyboardMarkup([[InlineKeyboardButton(
+        tr(language, texts.PACK_BUTTON, credits=pack.credits, stars=pack.stars),
+        callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])
+
+
+async def send_invoice(message: Message, language: str, pack: Pack) -> None:
+    """Send the Stars invoice for a pack into the chat."""
+    await message.get_bot().send_invoice(
+        message.chat_id, title=tr(language, texts.INVOICE_TITLE, credits=pack.credits),
+        description=tr(language, texts.INVOICE_DESCRIPTION, credits=pack.credits), payload=pack.payload,
+        currency=STARS, prices=[LabeledPrice(tr(language, texts.INVOICE_TITLE, credits=pack.credits), pack.stars)])
+
+
+async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A pack chosen from /buy's keyboard: its invoice, if the pack is still offered."""
+    query = update.callback_query
+    language = language_of(query.from_user.language_code)
+    credits = deps(context).credits
+    pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), credits.policy.packs if credits else ())
+    message = query.message if isinstance(query.message, Message) else None
+    try:
+        if pack is None or message is None:
+            await query.answer(tr(language, texts.PACK_GONE), show_alert=True)
+            return
+        await query.answer()
+        await send_invoice(message, language, pack)
+    except TelegramError as error:
+        log.warning("could not send an invoice: %s", error)
+
+
+async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Accept a checkout only for a pack still offered, in Stars, at its price, from someone who may use the bot."""
+    query = update.pre_checkout_query
+    d = deps(context)
+    language = language_of(query.from_user.language_code)
+    pack = pack_of(query.invoice_payload, d.credits.policy.packs if d.credits else ())
+    error = None
+    if pack is None or query.currency != STARS or query.total_amount != pack.stars:
+        error = tr(language, texts.PACK_GONE)
+    elif not d.access.allows(query.from_user.id, None):
+        error = tr(language, texts.PAYMENT_NOT_ALLOWED)
+    try:
+        await query.answer(ok=error is None, error_message=error)
+    except TelegramError as failure:
+        log.warning("could not answer a pre-checkout query of user %s: %s", query.from_user.id, failure)
+
+
+async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Add a paid pack's credits, once per charge id, and thank the payer."""
+    message = update.effective_message
+    payment = message.successful_payment
+    d = deps(context)
+    pack = Pack(0, 0)
+    if d.credits is not None and message.from_user is not None:
+        # what was paid is what is credited, even if the operator changed the packs since the invoice
+        found = pack_of(payment.invoice_payload, d.credits.policy.packs)
+        credits = found.credits if found else _credits_in(payment.invoice_payload)
+        pack = Pack(credits, payment.total_amount)
+    if pack.credits <= 0:
+        log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,
+                  payment.invoice_payload)
+        return
+    added = await d.credits.purchase(message.from_user.id, pack, payment.telegram_payment_charge_id)
+    if not added:
+        log.info("payment %s was already credited", payment.telegram_payment_charge_id)
+        return
+    log.info("payment %s: %d credits for user %s", payment.telegram_payment_charge_id, pack.credits,
+             message.from_user.id)
+    balance = await d.credits.balance(message.from_user.id, chat_id=message.chat_id, chat_type=message.chat.type)
+    language = language_of(message.from_user.language_code)
+    try:
+        await message.reply_text(tr(language, texts.PURCHASED, credits=pack.credits, balance=balance.credits))
+    except TelegramError as error:
+        log.warning("could not thank for payment %s: %s", payment.telegram_payment_charge_id, error)
+
+
+def _credits_in(payload: str) -> int:
+    """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
+    parts = payload.split(":")
+    return int(parts[1]) if len(parts) == 3 and parts[0] == "credits" and parts[1].isdigit() else 0
+
+
+def register(application: Application) -> None:
+    """Add the payment handlers (before the general message handler: a payment is a message without text)."""
+    application.add_handler(PreCheckoutQueryHandler(on_pre_checkout))
+    application.add_handler(MessageHandler(filters.SUCCESSFUL_PAYMENT, on_successful_payment))
+    application.add_handler(CallbackQueryHandler(on_buy_button, pattern=f"^{BUY_PREFIX}"))

@@ -1,0 +1,181 @@
+"""Telegram Stars in the fake Bot API: invoices, pre-checkout queries, payments, refunds, the Stars ledger.
+
+As Telegram does it for Stars (currency "XTR"): sendInvoice takes an empty or absent provider_token and
+exactly one price of 1-10000 Stars, a title of 1-32 characters, a description of 1-255 and a payload
+of 1-128 bytes. A user paying makes a "pre_checkout_query" update; the bot must answer it within 10
+seconds (later, or twice, is "query is too old…"), and only after `ok` does a message with
+`successful_payment` arrive, carrying a new telegram_payment_charge_id. refundStarPayment answers
+CHARGE_NOT_FOUND for a charge it does not know (or of another user) and CHARGE_ALREADY_REFUNDED the
+second time; getStarTransactions lists payments and refunds, oldest first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fakes.telegram_checks import check_reply_markup
+from tests.fakes.telegram_models import Chat, User, bad_request
+from tests.fakes.telegram_params import int_param, str_param
+from tests.fakes.telegram_state import TelegramState
+
+STARS = "XTR"
+#: seconds Telegram waits for answerPreCheckoutQuery
+PRE_CHECKOUT_DEADLINE_S = 10.0
+_QUERY_TOO_OLD = "query is too old and response timeout expired or query ID is invalid"
+
+
+@dataclass
+class Charge:
+    """A payment made: who paid how many Stars for which payload, and whether it was refunded."""
+
+    charge_id: str
+    user: User
+    chat: Chat
+    amount: int
+    payload: str
+    date: int
+    refunded_at: int | None = None
+
+
+@dataclass
+class _Query:
+    user: User
+    chat: Chat
+    invoice: dict[str, Any]
+    asked_at: float
+    answer: dict[str, Any] | None = None
+
+
+@dataclass
+class Payments:
+    """Stars invoices and payments; tests act as paying users through `user_pays`."""
+
+    state: TelegramState
+    #: the clock of the pre-checkout deadline (a test may move it on)
+    clock: Callable[[], float] = time.monotonic
+    invoices: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    queries: dict[str, _Query] = field(default_factory=dict)
+    charges: dict[str, Charge] = field(default_factory=dict)
+    #: the successful_payment messages, by charge id (to deliver one again)
+    receipts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _charge_numbers: Any = field(default_factory=lambda: itertools.count(1))
+
+    # --- Bot API methods --------------------------------------------------------------------------
+
+    async def send_invoice(self, params: dict[str, Any], files: Any) -> dict[str, Any]:
+        """sendInvoice, for Stars."""
+        chat = self.state.require_chat(params)
+        title, description = str_param(params, "title") or "", str_param(params, "description") or ""
+        payload = str_param(params, "payload") or ""
+        if not 1 <= len(title) <= 32:
+            raise bad_request("INVOICE_TITLE_INVALID" if title else "title is empty")
+        if not 1 <= len(description) <= 255:
+            raise bad_request("INVOICE_DESCRIPTION_INVALID" if description else "description is empty")
+        if not 1 <= len(payload.encode()) <= 128:
+            raise bad_request("INVOICE_PAYLOAD_INVALID" if payload else "payload is empty")
+        if str_param(params, "currency") != STARS:
+            raise bad_request("CURRENCY_INVALID: this fake serves payments in Telegram Stars (XTR) only")
+        if str_param(params, "provider_token"):
+            raise bad_request("PAYMENT_PROVIDER_INVALID: Stars invoices take an empty provider_token")
+        prices = params.get("prices")
+        if not isinstance(prices, list) or len(prices) != 1 or not isinstance(prices[0], dict):
+            raise bad_request("STARS_INVOICE_INVALID: a Stars invoice has exactly one price")
+        amount, label = prices[0].get("amount"), prices[0].get("label")
+        if not isinstance(label, str) or not label:
+            raise bad_request("can't parse prices JSON object")
+        if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= 10000:
+            raise bad_request("CURRENCY_TOTAL_AMOUNT_INVALID")
+        markup = check_reply_markup(params.get("reply_markup"))
+        invoice = {"title": title, "description": description, "start_parameter": "", "currency": STARS,
+                   "total_amount": amount}
+        message = self.state.add_message(chat, self.state.bot, "invoice", from_bot=True, reply_markup=markup,
+                                         extra={"invoice": invoice})
+        self.invoices[(chat.id, message.message_id)] = invoice | {"payload": payload}
+        return message.to_dict()
+
+    async def answer_pre_checkout_query(self, params: dict[str, Any], files: Any) -> bool:
+        """answerPreCheckoutQuery: ok, or not ok with an error_message; within 10 s, once."""
+        query_id = str_param(params, "pre_checkout_query_id")
+        if not query_id:
+            raise bad_request("pre_checkout_query_id is empty")
+        query = self.queries.get(query_id)
+        if query is None or query.answer is not None or self.clock() - query.asked_at > PRE_CHECKOUT_DEADLINE_S:
+            raise bad_request(_QUERY_TOO_OLD)
+        ok = params.get("ok")
+        if not isinstance(ok, bool):
+            raise bad_request("ok must be a boolean")
+        error = str_param(params, "error_message")
+        if not ok and not error:
+            raise bad_request("error_message is empty")
+        query.answer = {"ok": ok, "error_message": error}
+        if ok:
+            self._pay(query)
+        return True
+
+    async def refund_star_payment(self, params: dict[str, Any], files: Any) -> bool:
+        """refundStarPayment."""
+        user_id = int_param(params, "user_id", "user_id is empty")
+        charge = self.charges.get(str_param(params, "telegram_payment_charge_id") or "")
+        if charge is None or charge.user.id != user_id:
+            raise bad_request("CHARGE_NOT_FOUND")
+        if charge.refunded_at is not None:
+            raise bad_request("CHARGE_ALREADY_REFUNDED")
+        charge.refunded_at = int(time.time())
+        return True
+
+    async def get_star_transactions(self, params: dict[str, Any], files: Any) -> dict[str, Any]:
+        """getStarTransactions: incoming payments and outgoing refunds, oldest first."""
+        offset = params.get("offset", 0)
+        limit = params.get("limit", 100)
+        if not isinstance(offset, int) or not isinstance(limit, int) or not 1 <= limit <= 100 or offset < 0:
+            raise bad_request("invalid offset or limit")
+        rows: list[dict[str, Any]] = []
+        for charge in self.charges.values():
+            partner = {"type": "user", "user": charge.user.to_dict(), "transaction_type": "invoice_payment",
+                       "invoice_payload": charge.payload}
+            rows.append({"id": charge.charge_id, "amount": charge.amount, "date": charge.date, "source": partner})
+            if charge.refunded_at is not None:
+                rows.append({"id": charge.charge_id, "amount": charge.amount, "date": charge.refunded_at,
+                             "receiver": partner})  # a refund goes back to the payer, for the same invoice
+        rows.sort(key=lambda row: row["date"])
+        return {"transactions": rows[offset:offset + limit]}
+
+    # --- acting as users ----------------------------------------------------------------------------
+
+    def user_pays(self, chat: Chat, user: User, invoice_message_id: int) -> str:
+        """A user presses Pay on an invoice the bot sent: queues a pre_checkout_query update, returns its id."""
+        invoice = self.invoices.get((chat.id, invoice_message_id))
+        if invoice is None:
+            raise ValueError(f"no invoice {invoice_message_id} in chat {chat.id}")
+        self.state.remember(chat, user)
+        query_id = str(secrets.randbits(63))
+        self.queries[query_id] = _Query(user, chat, invoice, self.clock())
+        self.state.push_update("pre_checkout_query", {
+            "id": query_id, "from": user.to_dict(), "currency": invoice["currency"],
+            "total_amount": invoice["total_amount"], "invoice_payload": invoice["payload"]})
+        return query_id
+
+    def answer_to(self, query_id: str) -> dict[str, Any] | None:
+        """The bot's answer to a pre-checkout query, once it gave one."""
+        return self.queries[query_id].answer
+
+    def redeliver(self, charge_id: str) -> None:
+        """Telegram delivers a successful_payment update again (as after a crash before its offset was confirmed)."""
+        self.state.push_update("message", self.receipts[charge_id])
+
+    def _pay(self, query: _Query) -> None:
+        charge_id = f"stxFake{next(self._charge_numbers):06d}{secrets.token_hex(4)}"
+        charge = Charge(charge_id, query.user, query.chat, query.invoice["total_amount"], query.invoice["payload"],
+                        int(time.time()))
+        self.charges[charge_id] = charge
+        receipt = {"currency": STARS, "total_amount": charge.amount, "invoice_payload": charge.payload,
+                   "telegram_payment_charge_id": charge_id, "provider_payment_charge_id": ""}
+        message = self.state.add_message(query.chat, query.user, "successful_payment",
+                                         extra={"successful_payment": receipt})
+        self.receipts[charge_id] = message.to_dict()
+        self.state.push_update("message", self.receipts[charge_id])

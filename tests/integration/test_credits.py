@@ -1,0 +1,91 @@
+"""The ledger on SQLite and PostgreSQL: concurrent spending never overspends, settling happens once, and the
+audit finds books that do not add up."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.credits import CreditPolicy, CreditService, Pack, audit, ledger
+from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, Quotas
+from bot.jobs.writes import JobWrites
+from bot.operations.catalogue import build_catalogue
+from bot.operations.styles import load_catalogue
+from bot.store import JobRepository, JobState, create_engine, session_factory
+from bot.store.models import accounts_table
+
+CATALOGUE = build_catalogue(load_catalogue(None))
+
+
+def request(user_id: int, message_id: int, *, chat_id: int | None = None, chat_type: str = "private") -> JobRequest:
+    return JobRequest(chat_id=chat_id or user_id, chat_type=chat_type, chat_title=None, user_id=user_id,
+                      username=None, first_name=None, reply_to_message_id=message_id, operation="upscale",
+                      args={"factor": 2}, inputs=["file"])
+
+
+async def test_concurrent_requests_from_many_replicas_never_spend_a_credit_twice(migrated_url: str):
+    policy = CreditPolicy(CATALOGUE, free_per_day=2)
+    engines = [create_engine(migrated_url) for _ in range(4)]
+    try:
+        credits = CreditService(session_factory(engines[0]), policy)
+        assert await credits.purchase(7, Pack(5, 25), "charge-1")
+        # one JobService per engine: like replicas, none shares the in-process lock of another
+        services = [JobService(session_factory(engine), deadline=timedelta(hours=1), quotas=Quotas(0, 0),
+                               credits=policy) for engine in engines]
+        outcomes = await asyncio.gather(*(services[n % 4].enqueue(request(7, n)) for n in range(24)))
+        queued = [o for o in outcomes if not isinstance(o, NotEnoughCredits)]
+        assert len(queued) == 7  # 2 free + 5 bought, each job 1 credit
+        assert all(isinstance(o, NotEnoughCredits) for o in outcomes if o not in queued)
+        shown = await credits.balance(7, chat_id=7, chat_type="private")
+        assert (shown.credits, shown.free_left) == (0, 0)
+        assert await credits.audit() == []
+    finally:
+        for engine in engines:
+            await engine.dispose()
+
+
+async def test_a_job_is_settled_once_and_the_books_show_a_tampered_balance(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=0)
+    credits = CreditService(sessions, policy)
+    await credits.purchase(9, Pack(3, 10), "charge-9")
+    assert not await credits.purchase(9, Pack(3, 10), "charge-9")  # the same charge again
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy)
+    failed, delivered = await jobs.enqueue(request(9, 1)), await jobs.enqueue(request(9, 2))
+    writes = JobWrites(sessions)
+    now = datetime.now(UTC)
+    for _ in range(2):  # a retried final write settles nothing more
+        await writes.update(failed.id, owner=None, state=JobState.FAILED, finished_at=now)
+        await writes.update(delivered.id, owner=None, state=JobState.DELIVERED, finished_at=now)
+    assert (await credits.balance(9, chat_id=9, chat_type="private")).credits == 2
+    async with sessions() as session:
+        rows = await ledger.history(session, 9)
+        assert sorted(row.reason for row in rows) == ["charge", "purchase", "refund", "reserve", "reserve"]
+        assert (await JobRepository(session).get(delivered.id)).credits == 1
+    assert await credits.audit() == []
+
+    async with sessions() as session, session.begin():
+        await session.execute(update(accounts_table).where(accounts_table.c.kind == "user", accounts_table.c.owner_id == 9).values(balance=5))
+    async with sessions() as session:
+        assert await audit(session) == ["account user:9: balance 5 but its rows sum to 2"]
+
+
+async def test_pool_transfers_and_caps(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=0)
+    credits = CreditService(sessions, policy)
+    await credits.purchase(1, Pack(4, 10), "c1")
+    assert await credits.move_to_pool(1, -100, 5) is None  # more than they have
+    assert await credits.move_to_pool(1, -100, 3) == 3
+    await credits.set_pool_cap(-100, 1)
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy)
+    assert not isinstance(await jobs.enqueue(request(2, 1, chat_id=-100, chat_type="supergroup")), NotEnoughCredits)
+    assert isinstance(await jobs.enqueue(request(2, 2, chat_id=-100, chat_type="supergroup")), NotEnoughCredits)
+    cancelled = await jobs.cancel(-100, user_id=2)
+    assert len(cancelled) == 1
+    shown = await credits.balance(2, chat_id=-100, chat_type="supergroup")
+    assert (shown.pool, shown.pool_left) == (3, 1)  # the cancelled job's credit came back to the pool
+    assert await credits.audit() == []
