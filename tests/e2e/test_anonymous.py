@@ -65,7 +65,7 @@ async def test_one_sender_chat_cannot_finish_anothers_face_swap(settings, telegr
     running = await started(settings, telegram)
     try:
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(200, 200), caption="/faceswap@aiart_test_bot")
-        await wait_text(telegram, GROUP.id, "Now send the")
+        await wait_text(telegram, GROUP.id, "the template photo")
         # the same shared `from` user, another sender chat: not the face swap's second photo
         channel_sends(telegram, GROUP, PHOTOS, photo=samples.jpeg(200, 200))
         anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(200, 200))

@@ -291,7 +291,9 @@ CASES = [
     # arguments
     Case("upscale-7", photo(PHOTO, "/upscale 7"), "must be 2 or 4", (f"upscale:{REFUSED}",)),
     Case("expand-minus-5-a", photo(PHOTO, "/expand -5 a"), "Give the padding in pixels", (f"expand:{REFUSED}",)),
-    Case("expand-without-numbers", photo(PHOTO, "/expand"), "Give the padding in pixels", (f"expand:{REFUSED}",)),
+    # a photo of known size gets presets to pick (tests/e2e/test_groups_and_presets.py); a file of unknown size
+    Case("expand-without-numbers", document(PHOTO, "scan.jpg", "image/jpeg", "/expand"), "Give the padding in pixels",
+         (f"expand:{REFUSED}",)),
     Case("expand-too-far", photo(PHOTO, "/expand 99999"), "at most 2048 pixels", (f"expand:{REFUSED}",)),
     Case("imagine-empty", text("/imagine"), "Describe what you want", (f"imagine:{REFUSED}",)),
     Case("imagine-only-whitespace", text("/imagine   \n  "), "Describe what you want", (f"imagine:{REFUSED}",)),

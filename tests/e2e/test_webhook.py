@@ -16,6 +16,7 @@ from bot.http.webhook import SECRET_HEADER, derive_webhook_secret
 from bot.sandbox import Sandbox
 from bot.store import JobRepository, create_engine, session_factory
 from bot.store.models import inbox_table
+from bot.tg.app import ALLOWED_UPDATES
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.helpers import media, wait_media
 from tests.fakes import samples
@@ -68,8 +69,7 @@ async def test_the_bot_sets_its_webhook_and_answers_updates_telegram_posts(webho
     assert set_webhook.params["url"] == values["TELEGRAM_WEBHOOK_URL"]
     # derived from the token, so every replica sets the same one
     assert set_webhook.params["secret_token"] == derive_webhook_secret(telegram.token)
-    assert set(set_webhook.params["allowed_updates"]) == {"message", "edited_message", "callback_query",
-                                                          "channel_post"}
+    assert set(set_webhook.params["allowed_updates"]) == set(ALLOWED_UPDATES)
     assert not [call for call in telegram.calls if call.method == "getUpdates"]
     assert [d.status for d in telegram.webhook.deliveries] == [200]
     assert telegram.pending_updates == 0
