@@ -17,6 +17,7 @@ import httpx
 from bot.aiart import AiartClient
 from bot.config import Settings
 from bot.jobs.handoff import ImageHandoff
+from bot.jobs.languages import LanguageChoices
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
@@ -114,6 +115,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                               quotas=Quotas(settings.user_max_active_jobs, settings.user_max_jobs_per_day),
                               on_enqueued=lambda: worker.wake() if worker else None)
             deps = Deps(jobs=jobs, operations=catalogue, styles=styles, client=service.client,
+                        languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats))
             application = build_application(settings.telegram_bot_token.get_secret_value(),
                                             settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit)

@@ -11,11 +11,11 @@ from telegram import InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.i18n import language_of
+from bot.i18n import tr
 from bot.jobs.service import JobRequest, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
-from bot.tg.context import deps, sender_id
+from bot.tg.context import deps, language_for, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class PendingInputs:
     album_item: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str]) -> JobRequest:
+def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str], language: str) -> JobRequest:
     # an anonymous admin or a channel is its sender chat: quotas count per sender chat, not per shared bot user
     chat, user, sender_chat = source.chat, source.from_user, source.sender_chat
     if sender_chat is not None:
@@ -58,7 +58,7 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       user_id=sender_id(source), username=username,
                       first_name=first_name, reply_to_message_id=source.message_id,
                       operation=operation.name, args=args, inputs=inputs,
-                      language=language_of(user.language_code if user else None))
+                      language=language)
 
 
 async def reply(source: Message, text: str, markup: InlineKeyboardMarkup | None = None) -> Message | None:
@@ -92,7 +92,8 @@ async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation:
     if operation is None:
         return
     try:
-        await deps(context).jobs.record_refused(_job_request(source, operation, args or {}, []), reason)
+        request = _job_request(source, operation, args or {}, [], await language_for(context, source))
+        await deps(context).jobs.record_refused(request, reason)
     except Exception:  # the reply matters more than the record
         log.exception("could not record a refused %s request", operation.name)
 
@@ -101,24 +102,28 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                           source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
     """Parse, check and queue one operation for the user who sent `source`."""
     d = deps(context)
+    language = await language_for(context, source)
     try:
         args = operation.parse(args_text)
     except StyleMissing:
         group = d.styles.group(operation.style_group)
-        picker = await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
+        picker = await show(source, tr(language, texts.STYLE_PROMPT), editable,
+                            keyboards.style_picker(operation.name, group))
         if picker is not None and images:
             remember_picker_images(context, picker.message_id, images)
         return
     except ArgumentError as error:
-        await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
+        await refuse(context, source, operation, tr(language, texts.USAGE_LINE, reason=error.text,
+                                                    usage=tr(language, operation.usage)), editable=editable)
         return
     for image in images:
         if (problem := problem_with(image)) is not None:
-            await refuse(context, source, operation, problem, args=args, editable=editable)
+            await refuse(context, source, operation, tr(language, problem), args=args, editable=editable)
             return
     if operation.images == 1 and not images:
         await refuse(context, source, operation,
-                     texts.NEED_IMAGE.format(title=operation.title, usage=operation.usage), args=args,
+                     tr(language, texts.NEED_IMAGE, title=tr(language, operation.title),
+                        usage=tr(language, operation.usage)), args=args,
                      editable=editable)
         return
     if operation.images == 2 and len(images) < 2:
@@ -152,21 +157,22 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     the worker can never finish before it exists.
     """
     d = deps(context)
-    request = _job_request(source, operation, args, inputs)
+    language = await language_for(context, source)
+    request = _job_request(source, operation, args, inputs, language)
     status = None
     quick = editable is None and operation.typical_seconds <= QUICK_JOB_S
     if not (quick and await react(source, texts.ACK_REACTION)):
-        status = await show(source, texts.queued_text(operation, args), editable)
+        status = await show(source, texts.queued_text(operation, args, language=language), editable)
         if status is not None:
             request = replace(request, status_message_id=status.message_id)
     try:
         outcome = await d.jobs.enqueue(request)
     except Exception:
         log.exception("could not store a %s job", operation.name)
-        await show(source, texts.QUEUE_FAILED, status)
+        await show(source, tr(language, texts.QUEUE_FAILED), status)
         return
     if isinstance(outcome, QuotaExceeded):
-        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock()), status)
+        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), status)
         return
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
 
@@ -182,19 +188,20 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock())
     _pending(context)[user_id] = pending
-    first, second = operation.image_names
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
-    text = (texts.NEED_PAIR_SECOND.format(first=first, second=second) if images
-            else texts.NEED_PAIR_FIRST.format(title=operation.title, first=first, second=second))
-    await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
+    language = await language_for(context, source)
+    first, second = (tr(language, name) for name in operation.image_names)
+    text = (tr(language, texts.NEED_PAIR_SECOND, first=first, second=second) if images
+            else tr(language, texts.NEED_PAIR_FIRST, title=tr(language, operation.title), first=first, second=second))
+    await show(source, f"{text} {tr(language, texts.PAIR_TIMEOUT_HINT)}", editable)
 
 
 def _expired(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> bool:
     return pending.started is not None and deps(context).clock() - pending.started > PENDING_FOR
 
 
-def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, language: str) -> str | None:
     """Forget this user's two-image request if its time ran out; the notice to show them, else None."""
     pending = _pending(context).get(user_id)
     if pending is None or not _expired(context, pending):
@@ -203,11 +210,12 @@ def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
         return None
-    return texts.PAIR_EXPIRED.format(title=operation.title.lower(), second=operation.image_names[-1],
-                                     minutes=max(1, int(PENDING_FOR.total_seconds() // 60)), name=operation.name)
+    return tr(language, texts.PAIR_EXPIRED, title=tr(language, operation.title).lower(),
+              second=tr(language, operation.image_names[-1]), minutes=max(1, int(PENDING_FOR.total_seconds() // 60)),
+              command=f"/{operation.name}")
 
 
-def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | None:
+def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, language: str) -> str | None:
     """A reminder of what this user's live two-image request still needs, or None without one."""
     pending = _pending(context).get(user_id)
     if pending is None or _expired(context, pending):
@@ -216,7 +224,7 @@ def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> str | Non
     if operation is None:
         return None
     needed = operation.image_names[min(len(pending.file_ids), len(operation.image_names) - 1)]
-    return texts.PAIR_STILL_WAITING.format(needed=needed, title=operation.title.lower())
+    return tr(language, texts.PAIR_STILL_WAITING, needed=tr(language, needed), title=tr(language, operation.title).lower())
 
 
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
@@ -230,7 +238,8 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     for image in images:
         if (problem := problem_with(image)) is not None:
             # the request itself is still fine: say what was wrong with this file and keep waiting
-            await reply(message, f"{problem}\n{still_waiting(context, user_id)}")
+            language = await language_for(context, message)
+            await reply(message, f"{tr(language, problem)}\n{still_waiting(context, user_id, language)}")
             return True
     if pending.album_id is not None:
         if message.media_group_id != pending.album_id:
@@ -241,8 +250,9 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     pending.file_ids.extend(image.file_id for image in images)
     if len(pending.file_ids) < operation.images:
         if not message.media_group_id:
-            first, second = operation.image_names
-            await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
+            language = await language_for(context, message)
+            first, second = (tr(language, name) for name in operation.image_names)
+            await reply(message, tr(language, texts.NEED_PAIR_SECOND, first=first, second=second))
         return True
     del _pending(context)[user_id]
     args = operation.parse(pending.args_text)
@@ -274,8 +284,10 @@ async def _queue_album_when_complete(context: ContextTypes.DEFAULT_TYPE, user_id
     del _pending(context)[user_id]
     operation = deps(context).operations[pending.operation]
     if len(pending.file_ids) > operation.most_images:
+        language = await language_for(context, pending.source)
         await refuse(context, pending.source, operation,
-                     texts.TOO_MANY_IMAGES.format(title=operation.title, count=operation.most_images))
+                     tr(language, texts.TOO_MANY_IMAGES, title=tr(language, operation.title),
+                        count=operation.most_images))
         return
     await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
 

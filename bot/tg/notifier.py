@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from telegram import Bot, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.i18n import lazy
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import DeliveryError, Failure, InputUnavailable, ResultFile
 from bot.operations.catalogue import Operation, ResultKind
@@ -77,10 +78,11 @@ class TelegramNotifier:
         try:
             file = await self._bot.get_file(file_id)
             if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
-                raise InputUnavailable(texts.FILE_TOO_BIG, permanent=True)
+                raise InputUnavailable(lazy(texts.FILE_TOO_BIG), permanent=True)
             return bytes(await file.download_as_bytearray())
         except BadRequest as error:
-            reason = texts.FILE_TOO_BIG if "too big" in error.message.lower() else "Telegram could not give me that file. Send it again."
+            too_big = "too big" in error.message.lower()
+            reason = lazy(texts.FILE_TOO_BIG if too_big else texts.FILE_UNAVAILABLE)
             raise InputUnavailable(reason, permanent=True) from error
         except RetryAfter:
             raise
@@ -93,13 +95,13 @@ class TelegramNotifier:
         return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
 
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
-        text = texts.result_caption(operation.describe(job.args), sandbox=self._sandbox)
+        caption = texts.result_caption(operation.describe(job.args), sandbox=self._sandbox, language=job.language)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.
         await self._delete_status(job)
         try:
-            sent = await self._send_results(job, operation, results, text)
+            sent = await self._send_results(job, operation, results, caption)
         except TelegramError as error:
             raise _as_delivery_error(error) from error
         return [message.message_id for message in sent]
@@ -144,7 +146,7 @@ class TelegramNotifier:
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         await self._delete_status(job)  # first, as in deliver()
         try:
-            await self._bot.send_message(job.chat_id, texts.failure_text(failure),
+            await self._bot.send_message(job.chat_id, texts.failure_text(failure, language=job.language),
                                          reply_parameters=self._reply_to(job))
         except TelegramError as error:
             raise _as_delivery_error(error) from error

@@ -8,9 +8,10 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartError
+from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps
+from bot.tg.context import deps, language_for
 from bot.tg.flow import reply
 from bot.tg.handlers.router import Router
 
@@ -21,17 +22,18 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     """The service account's token balance."""
     d = deps(context)
     user = update.effective_user
+    language = await language_for(context, update=update)
     if user is None or user.id not in d.access.admins:
-        await reply(update.effective_message, texts.ADMINS_ONLY)
+        await reply(update.effective_message, tr(language, texts.ADMINS_ONLY))
         return
     try:
         credits = await d.client.credits()
     except AiartError as error:
         log.warning("balance query failed: %r", error)
-        await reply(update.effective_message, "Couldn't get the balance from the image service; try again later.")
+        await reply(update.effective_message, tr(language, texts.BALANCE_FAILED))
         return
-    await reply(update.effective_message, texts.balance_text(credits.total, credits.remaining))
+    await reply(update.effective_message, texts.balance_text(credits.total, credits.remaining, language=language))
 
 
 def register(router: Router) -> None:
-    router.add("balance", show_balance)
+    router.add("balance", show_balance, texts.BALANCE_COMMAND, admins_only=True)
