@@ -10,6 +10,7 @@ from telegram import (
     BotCommandScopeAllGroupChats,
     BotCommandScopeAllPrivateChats,
     BotCommandScopeChat,
+    BotCommandScopeDefault,
     Update,
 )
 from telegram.error import TelegramError
@@ -81,8 +82,8 @@ async def announce_commands(application: Application) -> None:
     """Register the command menus and the bot's profile texts, in every language (a failure is logged: the bot
     works without them).
 
-    Menus per scope: private chats and groups get everyone's commands; each admin's private chat gets theirs
-    too. Per language: English is the default (no language_code), every other language its own, so Telegram
+    Menus per scope: the default, private chats and groups get everyone's commands; each admin's private chat
+    gets theirs too. Per language: English is the default (no language_code), every other language its own, so Telegram
     shows each person the menu in their app's language.
     """
     router: Router = application.bot_data[messages.ROUTER_KEY]
@@ -91,7 +92,8 @@ async def announce_commands(application: Application) -> None:
     for code in LANGUAGES:
         language_code = None if code == DEFAULT_LANGUAGE else code
         everyone = _menu(router.descriptions, code)
-        scopes = [(BotCommandScopeAllPrivateChats(), everyone), (BotCommandScopeAllGroupChats(), everyone)]
+        scopes = [(BotCommandScopeDefault(), everyone), (BotCommandScopeAllPrivateChats(), everyone),
+                  (BotCommandScopeAllGroupChats(), everyone)]
         if router.admin_descriptions:
             scopes += [(BotCommandScopeChat(admin), everyone + _menu(router.admin_descriptions, code))
                        for admin in admins]

@@ -103,6 +103,7 @@ LANGUAGE_AUTOMATIC = N_("As in my Telegram app")
 LANGUAGE_AUTOMATIC_GROUP = N_("Each member's own")
 LANGUAGE_AUTOMATIC_CHOSEN = N_("Done: I'll follow your Telegram app's language.")
 LANGUAGE_AUTOMATIC_CHOSEN_GROUP = N_("Done: I'll speak each member's own language in this group.")
+LANGUAGE_CHANGE = N_("Change language")
 LANGUAGE_ADMINS_ONLY = N_("Only this group's admins can choose its language.")
 LANGUAGE_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so nothing changed. "
                            "Please try again in a moment.")

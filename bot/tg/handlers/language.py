@@ -85,8 +85,9 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     done = {(False, False): texts.LANGUAGE_CHOSEN, (True, False): texts.LANGUAGE_CHOSEN_GROUP,
             (False, True): texts.LANGUAGE_AUTOMATIC_CHOSEN, (True, True): texts.LANGUAGE_AUTOMATIC_CHOSEN_GROUP}
     await _answer(query)
+    again = InlineKeyboardMarkup([[InlineKeyboardButton(tr(language, texts.LANGUAGE_CHANGE), callback_data=OPEN)]])
     try:
-        await menu.edit_text(tr(language, done[group, chosen is None]))
+        await menu.edit_text(tr(language, done[group, chosen is None]), reply_markup=again)
     except TelegramError as error:
         log.debug("could not edit the language picker: %s", error)
 
