@@ -154,7 +154,7 @@ def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now:
     """The /status reply: the caller's jobs."""
     if not jobs:
         return tr(language, NO_ACTIVE_JOBS)
-    lines = [ntr(language, "Your job in progress ({count}):", "Your jobs in progress ({count}):", len(jobs))]
+    lines = [tr(language, N_("Your jobs in progress ({count}):"), count=len(jobs))]
     for job in jobs[:20]:
         operation = operations.get(job.operation)
         title = render(language, operation.describe(job.args)) if operation else job.operation

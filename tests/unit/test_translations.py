@@ -73,7 +73,8 @@ def test_arabic_counts_take_their_six_forms():
         return texts.cancelled_text(n, language="ar").replace(FSI, "").replace(PDI, "").split(".")[0]
     assert [form(n) for n in (0, 1, 2, 5, 11, 100)] == [
         "أُلغيت 0 مهمة", "أُلغيت 1 مهمة", "أُلغيت 2 مهمتان", "أُلغيت 5 مهام", "أُلغيت 11 مهمة", "أُلغيت 100 مهمة"]
-    assert ntr("ar", "Your job in progress ({count}):", "Your jobs in progress ({count}):", 2).startswith("مهمتاك")
+    assert ntr("ar", "You have used your {count} job for today.", "You have used your {count} jobs for today.",
+               2).endswith("مهمتان).")
 
 
 def test_arabic_isolates_each_field_and_each_command_but_no_other_language_does():
