@@ -28,6 +28,7 @@ from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.callbacks import CallbackSchedule
 from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
+from bot.jobs.languages import LanguageChoices
 from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
@@ -135,7 +136,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                               quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
                               on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
             deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
-                        client=service.client, people=PeopleService(sessions),
+                        client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
                         conversations=Conversations(sessions))
             application = build_application(token, settings.telegram_api_url, deps,

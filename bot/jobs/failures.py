@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from bot.aiart.errors import AiartError, BadRequest, ConnectError, NoCredits, RateLimited, Unauthorized
+from bot.i18n import Text
 from bot.jobs.notifier import DeliveryError, Failure, FailureKind, InputUnavailable
 from bot.jobs.results import ResultUnavailable
 
@@ -58,8 +59,12 @@ def classify(error: BaseException, table: FailureTable) -> Outcome | None:
 
 
 def failure_of(error: BaseException, outcome: Fail | GiveUp) -> Failure:
-    """The failure to tell the user about (only a Fail shows the error's text)."""
-    return Failure(outcome.kind, str(error) or None) if isinstance(outcome, Fail) else Failure(outcome.kind)
+    """The failure to tell the user about (only a Fail shows the error's text: its `Text`, in the user's language,
+    when it carries one)."""
+    if not isinstance(outcome, Fail):
+        return Failure(outcome.kind)
+    shown = getattr(error, "text", None)
+    return Failure(outcome.kind, shown if isinstance(shown, Text) else (str(error) or None))
 
 
 def retry_after_of(error: BaseException) -> float | None:

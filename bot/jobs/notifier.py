@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.i18n import Text
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord
 
@@ -26,10 +27,10 @@ class FailureKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Failure:
-    """A failure to tell the user about; `detail` is safe to show."""
+    """A failure to tell the user about; `detail` is safe to show (a `Text` is shown in the user's language)."""
 
     kind: FailureKind
-    detail: str | None = None
+    detail: str | Text | None = None
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,11 @@ class Delivered:
 class InputUnavailable(Exception):
     """An input file could not be fetched; `permanent` says whether trying again can help."""
 
-    def __init__(self, reason: str, *, permanent: bool) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str | Text, *, permanent: bool) -> None:
+        super().__init__(str(reason))
+        self.reason = str(reason)
+        #: the reason to show the user, in their language
+        self.text = reason if isinstance(reason, Text) else None
         self.permanent = permanent
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.credits import CreditPolicy, Shortfall, ledger
+from bot.i18n import Text, nlazy
 from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
@@ -58,7 +59,7 @@ class JobRequest:
 class QuotaExceeded:
     """Why a user cannot queue another job now, and when they can."""
 
-    reason: str
+    reason: Text
     retry_at: datetime | None = None
 
 
@@ -113,11 +114,13 @@ class JobService:
         day_ago = now - timedelta(days=1)
         active, today = await jobs.quota_usage(user_id, day_ago)
         if max_active > 0 and active >= max_active:
-            return QuotaExceeded(f"You already have {max_active} jobs in progress. "
-                                 "Wait for one to finish, or /cancel them.")
+            return QuotaExceeded(nlazy("You already have {count} job in progress. Wait for it to finish, or /cancel it.",
+                                       "You already have {count} jobs in progress. Wait for one to finish, or "
+                                       "/cancel them.", max_active))
         if max_per_day > 0 and today >= max_per_day:
             oldest = await jobs.oldest_created_since(user_id, day_ago)
-            return QuotaExceeded(f"You have used your {max_per_day} jobs for today.",
+            return QuotaExceeded(nlazy("You have used your {count} job for today.",
+                                       "You have used your {count} jobs for today.", max_per_day),
                                  (oldest or now) + timedelta(days=1))
         return None
 

@@ -114,7 +114,7 @@ def _classified(error: Exception, table: FailureTable) -> Outcome:
 
 def _reason(failure: Failure) -> str | None:
     """What `error` keeps of a failure: its reason in words, if it has one."""
-    return failure.detail[:1000] if failure.detail else None
+    return str(failure.detail)[:1000] if failure.detail else None
 
 
 class Worker:

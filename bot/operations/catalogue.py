@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.aiart import models as api
+from bot.i18n import N_, Text, lazy
 from bot.images import DEFAULT_LIMITS, RETOUCH_LIMITS, ImageLimits
 from bot.operations.styles import StyleCatalogue
 
@@ -24,7 +25,14 @@ UPSCALE_MAX_SIDE = 8192
 
 
 class ArgumentError(ValueError):
-    """Arguments a user typed that cannot be used; the message says what to type instead."""
+    """Arguments a user typed that cannot be used; the message (a msgid with its fields) says what to type instead.
+
+    The parsers do not know the user's language: `text` is rendered where it is (`str()` is English).
+    """
+
+    def __init__(self, message: str, /, **fields: object) -> None:
+        self.text = Text(message, fields)
+        super().__init__(str(self.text))
 
 
 class StyleMissing(ArgumentError):
@@ -69,7 +77,11 @@ class CliOption:
 
 @dataclass(frozen=True)
 class Operation:
-    """Everything the bot knows about one operation."""
+    """Everything the bot knows about one operation.
+
+    `title`, `summary`, `usage`, menu labels and `image_names` are msgids (rendered with `bot.i18n.tr`);
+    `describe` gives a `Text` for the status line and the result's caption.
+    """
 
     name: str
     title: str
@@ -79,14 +91,14 @@ class Operation:
     images: int
     parse: Callable[[str], Args]
     build: Callable[[Args, Sequence[InputImage]], api.Request]
-    describe: Callable[[Args], str]
+    describe: Callable[[Args], Text]
     request_type: type[api.Request]
     limits: ImageLimits = DEFAULT_LIMITS
     result: ResultKind = ResultKind.PHOTO
     style_group: str | None = None
     #: the photo menu's buttons for this operation; None: one button with the title, (): not offered there
     menu: tuple[MenuButton, ...] | None = None
-    image_names: tuple[str, ...] = ("photo",)
+    image_names: tuple[str, ...] = (N_("photo"),)
     #: how many images it takes at most (more than `images` where some are optional references)
     max_images: int | None = None
     cli: tuple[CliOption, ...] = ()
@@ -139,7 +151,7 @@ def _parse_upscale(text: str) -> Args:
     match = _FACTOR.match(text)
     factor = int(float(match.group(1))) if match else None
     if factor not in (2, 4):
-        raise ArgumentError("The upscale factor must be 2 or 4, for example /upscale 2")
+        raise ArgumentError(N_("The upscale factor must be 2 or 4, for example /upscale 2"))
     return {"factor": factor}
 
 
@@ -160,31 +172,30 @@ def _parse_removebg(text: str) -> Args:
     if not word:
         return {"mode": "auto"}
     if word not in _REMOVE_BG_ACTIONS:
-        raise ArgumentError("Choose auto, body or object, for example /removebg body")
+        raise ArgumentError(N_("Choose auto, body or object, for example /removebg body"))
     return {"mode": word}
 
 
 def _parse_expand(text: str) -> Args:
     parts = text.replace(",", " ").split()
-    usage = ("Give the padding in pixels: four numbers (left, top, right, bottom) or one for every side, "
-             "for example /expand 100 0 100 0.")
     if len(parts) not in (1, 4) or not all(re.fullmatch(r"\d{1,6}", part) for part in parts):
-        raise ArgumentError(usage)
+        raise ArgumentError(N_("Give the padding in pixels: four numbers (left, top, right, bottom) or one for "
+                               "every side, for example /expand 100 0 100 0."))
     sides = [int(part) for part in parts] * (4 if len(parts) == 1 else 1)
     if any(side > api.MAX_PADDING for side in sides):
-        raise ArgumentError(f"Padding can be at most {api.MAX_PADDING} pixels a side.")
+        raise ArgumentError(N_("Padding can be at most {most} pixels a side."), most=api.MAX_PADDING)
     if not any(sides):
-        raise ArgumentError("At least one side needs some padding, for example /expand 100 0 100 0.")
+        raise ArgumentError(N_("At least one side needs some padding, for example /expand 100 0 100 0."))
     return dict(zip(("left", "top", "right", "bottom"), sides, strict=True))
 
 
 def _check_prompt(prompt: str, *, example: str) -> str:
     prompt = " ".join(prompt.split())
     if not prompt:
-        raise ArgumentError(f"Describe what you want, for example {example}")
+        raise ArgumentError(N_("Describe what you want, for example {example}"), example=example)
     if len(prompt) > api.MAX_PROMPT_CHARS:
-        raise ArgumentError(f"That description is {len(prompt)} characters long; "
-                            f"please keep it under {api.MAX_PROMPT_CHARS}.")
+        raise ArgumentError(N_("That description is {length} characters long; please keep it under {most}."),
+                            length=len(prompt), most=api.MAX_PROMPT_CHARS)
     return prompt
 
 
@@ -231,10 +242,11 @@ class _Catalogued:
             raise StyleMissing(_pick("art"))
         style = group.get(words[0])
         if style is None:
-            raise ArgumentError(f"I don't know the style {words[0][:32]!r}. Styles: {', '.join(group.names())}")
+            raise ArgumentError(N_("I don't know the style {style}. Styles: {styles}"), style=repr(words[0][:32]),
+                                styles=", ".join(group.names()))
         prompt = " ".join(words[1:])
         if len(prompt) > api.MAX_PROMPT_CHARS:
-            raise ArgumentError(f"Please keep the description under {api.MAX_PROMPT_CHARS} characters.")
+            raise ArgumentError(N_("Please keep the description under {most} characters."), most=api.MAX_PROMPT_CHARS)
         return {"style": style.key, "prompt": prompt}
 
     def build_art(self, args: Args, images: Sequence[InputImage]) -> api.Request:
@@ -248,16 +260,17 @@ class _Catalogued:
             raise StyleMissing(_pick("headshot"))
         style = group.get(words[0])
         if style is None:
-            raise ArgumentError(f"I don't know the headshot style {words[0][:32]!r}. "
-                                f"Styles: {', '.join(group.names())}")
+            raise ArgumentError(N_("I don't know the headshot style {style}. Styles: {styles}"),
+                                style=repr(words[0][:32]), styles=", ".join(group.names()))
         most = int(group.settings.get("max_count", 10))
         count = min(int(group.settings.get("default_count", 1)), most)
         if len(words) > 2 or (len(words) == 2 and not re.fullmatch(r"\d{1,3}", words[1])):
-            raise ArgumentError(f"Use /headshot <style> [count], for example /headshot {style.key} 2")
+            raise ArgumentError(N_("Use /headshot <style> [count], for example {example}"),
+                                example=f"/headshot {style.key} 2")
         if len(words) == 2:
             count = int(words[1])
             if not 1 <= count <= most:
-                raise ArgumentError(f"The count must be between 1 and {most}.")
+                raise ArgumentError(N_("The count must be between 1 and {most}."), most=most)
         return {"style": style.key, "count": count}
 
     def build_headshot(self, args: Args, images: Sequence[InputImage]) -> api.Request:
@@ -290,12 +303,13 @@ class _Catalogued:
         ratios = style.extra.get("ratios", {})
         ratio = ratio or group.settings.get("default_ratio", "1:1")
         if ratio not in ratios:
-            raise ArgumentError(f"{style.label} draws in {', '.join(ratios)}; for example /generate {model} 16:9 "
-                                f"a lighthouse")
+            raise ArgumentError(N_("{model} draws in {ratios}; for example {example}"), model=style.label,
+                                ratios=", ".join(ratios), example=f"/generate {model} 16:9 a lighthouse")
         resolutions = style.extra.get("resolutions") or ["1k"]
         resolution = resolution or style.extra.get("default_resolution", resolutions[0])
         if resolution not in resolutions:
-            raise ArgumentError(f"{style.label} draws at {', '.join(resolutions)}.")
+            raise ArgumentError(N_("{model} draws at {resolutions}."), model=style.label,
+                                resolutions=", ".join(resolutions))
         return {"model": model, "ratio": ratio, "resolution": resolution, "prompt": prompt}
 
     def build_generate(self, args: Args, images: Sequence[InputImage]) -> api.Request:
@@ -338,15 +352,17 @@ def generation_size(rules: Mapping[str, Any], ratio: str, resolution: str) -> tu
 
 
 def _pick(group: str) -> str:
-    return f"Pick a {group} style below."
+    return N_("Pick a style below.")
 
 
 def _parse_replace(text: str) -> Args:
     return {"prompt": _check_prompt(text, example="/replace a red umbrella")}
 
 
-def _style_caption(title: str) -> Callable[[Args], str]:
-    return lambda args: f"{title}: {args['style']}" + (f" — {args['prompt'][:200]}" if args.get("prompt") else "")
+def _style_caption(title: str) -> Callable[[Args], Text]:
+    return lambda args: (lazy(N_("{title}: {style} — {prompt}"), title=lazy(title), style=args["style"],
+                              prompt=args["prompt"][:200]) if args.get("prompt")
+                         else lazy(N_("{title}: {style}"), title=lazy(title), style=args["style"]))
 
 
 def _option(flag: str, **keywords: Any) -> CliOption:
@@ -357,62 +373,67 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
     """All operations, keyed by command name, in the order menus show them."""
     c = _Catalogued(styles)
     operations = [
-        Operation("upscale", "Upscale", "Enlarge a photo 2× or 4×", "/upscale [2|4]", 1,
-                  _parse_upscale, _build_upscale, lambda a: f"Upscale ×{a['factor']}", api.UpscaleRequest,
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8,
-                  menu=(MenuButton("Upscale 2×", "2"), MenuButton("Upscale 4×", "4")), default_choices=("2", "4"),
+        Operation("upscale", N_("Upscale"), N_("Enlarge a photo 2× or 4×"), N_("/upscale [2|4]"), 1,
+                  _parse_upscale, _build_upscale, lambda a: lazy(N_("Upscale ×{factor}"), factor=a["factor"]),
+                  api.UpscaleRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8,
+                  menu=(MenuButton(N_("Upscale 2×"), "2"), MenuButton(N_("Upscale 4×"), "4")), default_choices=("2", "4"),
                   cli=(_option("--factor", type=int, choices=(2, 4), default=2),)),
-        Operation("retouch", "Skin retouch", "Smooth skin in a portrait", "/retouch", 1,
-                  _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: "Skin retouch",
+        Operation("retouch", N_("Skin retouch"), N_("Smooth skin in a portrait"), N_("/retouch"), 1,
+                  _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: lazy(N_("Skin retouch")),
                   api.RetouchRequest, limits=RETOUCH_LIMITS, typical_seconds=8),
-        Operation("imagine", "Imagine", "Draw a picture from a description", "/imagine [style] [size] <description>",
-                  0, c.parse_imagine, c.build_imagine,
-                  lambda a: f"Imagine ({a['style']}, {a['size']}): {a['prompt'][:300]}", api.Text2ImgRequest,
+        Operation("imagine", N_("Imagine"), N_("Draw a picture from a description"),
+                  N_("/imagine [style] [size] <description>"), 0, c.parse_imagine, c.build_imagine,
+                  lambda a: lazy(N_("Imagine ({style}, {size}): {prompt}"), style=a["style"], size=a["size"],
+                                 prompt=a["prompt"][:300]), api.Text2ImgRequest,
                   style_group="imagine", image_names=(), typical_seconds=15,
                   cli=(_option("--style"), _option("--size"), _option("--prompt", required=True))),
-        Operation("art", "Art effect", "Repaint a photo in an art style", "/art <style> [description]", 1,
-                  c.parse_art, c.build_art, _style_caption("Art"), api.Img2ImgRequest,
+        Operation("art", N_("Art effect"), N_("Repaint a photo in an art style"), N_("/art <style> [description]"), 1,
+                  c.parse_art, c.build_art, _style_caption(N_("Art")), api.Img2ImgRequest,
                   limits=replace(DEFAULT_LIMITS, max_side=1536), style_group="art", typical_seconds=15,
                   cli=(_option("--style", required=True), _option("--prompt", default=""))),
-        Operation("removebg", "Remove background", "Cut out the subject (transparent PNG)",
-                  "/removebg [auto|body|object]", 1, _parse_removebg,
+        Operation("removebg", N_("Remove background"), N_("Cut out the subject (transparent PNG)"),
+                  N_("/removebg [auto|body|object]"), 1, _parse_removebg,
                   lambda a, i: api.RemoveBackgroundRequest(image=i[0].ref, action=_REMOVE_BG_ACTIONS[a["mode"]]),
-                  lambda a: "Background removed" + ("" if a["mode"] == "auto" else f" ({a['mode']})"),
+                  lambda a: (lazy(N_("Background removed")) if a["mode"] == "auto"
+                             else lazy(N_("Background removed ({mode})"), mode=a["mode"])),
                   api.RemoveBackgroundRequest, limits=replace(DEFAULT_LIMITS, max_side=4096),
                   result=ResultKind.PNG_DOCUMENT, typical_seconds=6,
                   cli=(_option("--mode", choices=("auto", "body", "object"), default="auto"),)),
-        Operation("headshot", "Headshot", "Make headshots in a style", "/headshot <style> [count]", 1,
-                  c.parse_headshot, c.build_headshot, lambda a: f"Headshot: {a['style']} ×{a['count']}",
+        Operation("headshot", N_("Headshot"), N_("Make headshots in a style"), N_("/headshot <style> [count]"), 1,
+                  c.parse_headshot, c.build_headshot,
+                  lambda a: lazy(N_("Headshot: {style} ×{count}"), style=a["style"], count=a["count"]),
                   api.HeadshotRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
                   style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"],
                   cli=(_option("--style", required=True), _option("--count", type=int))),
-        Operation("colorize", "Colorize", "Add colour to a black-and-white photo", "/colorize", 1,
-                  _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: "Colorized",
+        Operation("colorize", N_("Colorize"), N_("Add colour to a black-and-white photo"), N_("/colorize"), 1,
+                  _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: lazy(N_("Colorized")),
                   api.ColorizeRequest, limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8),
-        Operation("restore", "Restore", "Repair an old or damaged photo", "/restore", 1,
-                  _no_args, lambda a, i: api.RestoreRequest(image=i[0].ref), lambda a: "Restored",
+        Operation("restore", N_("Restore"), N_("Repair an old or damaged photo"), N_("/restore"), 1,
+                  _no_args, lambda a, i: api.RestoreRequest(image=i[0].ref), lambda a: lazy(N_("Restored")),
                   api.RestoreRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10),
-        Operation("faceswap", "Face swap", "Put a face into another photo", "/faceswap", 2,
+        Operation("faceswap", N_("Face swap"), N_("Put a face into another photo"), N_("/faceswap"), 2,
                   _no_args, lambda a, i: api.FaceSwapRequest(image=i[0].ref, template_image=i[1].ref),
-                  lambda a: "Face swap", api.FaceSwapRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  image_names=("face photo", "template photo"), typical_seconds=10),
-        Operation("expand", "Expand", "Extend a photo beyond its edges", "/expand <left> <top> <right> <bottom>", 1,
+                  lambda a: lazy(N_("Face swap")), api.FaceSwapRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
+                  image_names=(N_("face photo"), N_("template photo")), typical_seconds=10),
+        Operation("expand", N_("Expand"), N_("Extend a photo beyond its edges"),
+                  N_("/expand <left> <top> <right> <bottom>"), 1,
                   _parse_expand, lambda a, i: api.ExpandRequest(image=i[0].ref, **a),
-                  lambda a: "Expanded by {left}/{top}/{right}/{bottom} px".format(**a), api.ExpandRequest,
+                  lambda a: lazy(N_("Expanded by {left}/{top}/{right}/{bottom} px"), **a), api.ExpandRequest,
                   limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12,
                   cli=(_option("--pad", nargs=4, type=int, metavar=("LEFT", "TOP", "RIGHT", "BOTTOM"),
                                required=True),)),
-        Operation("replace", "Replace", "Paint something where a mask is white", "/replace <what to paint>", 2,
-                  _parse_replace,
+        Operation("replace", N_("Replace"), N_("Paint something where a mask is white"),
+                  N_("/replace <what to paint>"), 2, _parse_replace,
                   lambda a, i: api.ReplaceRequest(image=i[0].ref, mask=i[1].ref, content=a["prompt"]),
-                  lambda a: f"Replace: {a['prompt'][:300]}", api.ReplaceRequest,
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), menu=(), image_names=("photo", "mask"),
+                  lambda a: lazy(N_("Replace: {prompt}"), prompt=a["prompt"][:300]), api.ReplaceRequest,
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), menu=(), image_names=(N_("photo"), N_("mask")),
                   typical_seconds=15, cli=(_option("--prompt", required=True),)),
-        Operation("generate", "Generate", "Draw a picture with a chosen model, optionally from reference photos",
-                  "/generate [model] [ratio] [resolution] <description>", 0, c.parse_generate, c.build_generate,
-                  lambda a: f"Generate ({a['model']}, {a['ratio']}, {a['resolution']}): {a['prompt'][:300]}",
+        Operation("generate", N_("Generate"), N_("Draw a picture with a chosen model, optionally from reference photos"),
+                  N_("/generate [model] [ratio] [resolution] <description>"), 0, c.parse_generate, c.build_generate,
+                  lambda a: lazy(N_("Generate ({model}, {ratio}, {resolution}): {prompt}"), model=a["model"],
+                                 ratio=a["ratio"], resolution=a["resolution"], prompt=a["prompt"][:300]),
                   api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  style_group="generate", image_names=("reference photo",),
+                  style_group="generate", image_names=(N_("reference photo"),),
                   max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
                   cli=(_option("--model"), _option("--ratio"), _option("--resolution"),
                        _option("--prompt", required=True))),

@@ -5,16 +5,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
-from telegram import BotCommand, Update
+from telegram import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    BotCommandScopeChat,
+    BotCommandScopeDefault,
+    Update,
+)
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
-from bot.i18n import tr
+from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
 from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
 from bot.tg import followups, payments, texts
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import credits, groups, help, history, jobs, messages, operations, settings
+from bot.tg.handlers import credits, groups, help, history, jobs, language, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
@@ -37,6 +44,7 @@ def build_router(catalogue: Mapping[str, Operation]) -> Router:
     router = Router()
     operations.register(router, catalogue)
     jobs.register(router)
+    language.register(router)
     help.register(router)
     credits.register(router)
     return router
@@ -69,18 +77,44 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     history.register(router, application)
     groups.register(application)
     settings.register(router, application)
+    application.add_handler(CallbackQueryHandler(language.on_button, pattern=language.PATTERN))
     application.add_handler(CallbackQueryHandler(on_button))
     application.add_error_handler(messages.on_error)
     return application
 
 
+def _menu(descriptions: Mapping[str, str], language: str) -> list[BotCommand]:
+    return [BotCommand(name, tr(language, text)[:256]) for name, text in descriptions.items()]
+
+
 async def announce_commands(application: Application) -> None:
-    """Register the command menu Telegram clients show (a failure is logged: the bot works without it)."""
+    """Register the command menus and the bot's profile texts, in every language (a failure is logged: the bot
+    works without them).
+
+    Menus per scope: the default, private chats and groups get everyone's commands; each admin's private chat
+    gets theirs too. Per language: English is the default (no language_code), every other language its own, so Telegram
+    shows each person the menu in their app's language.
+    """
     router: Router = application.bot_data[messages.ROUTER_KEY]
-    try:
-        await application.bot.set_my_commands([BotCommand(name, text) for name, text in router.descriptions.items()])
-    except TelegramError as error:
-        log.warning("could not register the command menu: %s", error)
+    admins = sorted(application.bot_data[DEPS_KEY].access.admins)
+    bot = application.bot
+    for code in LANGUAGES:
+        language_code = None if code == DEFAULT_LANGUAGE else code
+        everyone = _menu(router.descriptions, code)
+        scopes = [(BotCommandScopeDefault(), everyone), (BotCommandScopeAllPrivateChats(), everyone),
+                  (BotCommandScopeAllGroupChats(), everyone)]
+        if router.admin_descriptions:
+            scopes += [(BotCommandScopeChat(admin), everyone + _menu(router.admin_descriptions, code))
+                       for admin in admins]
+        calls = [bot.set_my_commands(commands, scope=scope, language_code=language_code) for scope, commands in scopes]
+        calls += [bot.set_my_description(tr(code, texts.BOT_DESCRIPTION)[:512], language_code=language_code),
+                  bot.set_my_short_description(tr(code, texts.BOT_SHORT_DESCRIPTION)[:120], language_code=language_code)]
+        for call in calls:
+            # one at a time, each on its own: an admin who never opened a chat with the bot fails only their menu
+            try:
+                await call
+            except TelegramError as error:
+                log.warning("could not register a command menu or description in %s: %s", code, error)
 
 
 def notifier_for(application: Application, *, sandbox: bool = False) -> TelegramNotifier:

@@ -11,7 +11,9 @@ from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
 from bot.credits import CreditService
+from bot.i18n import DEFAULT_LANGUAGE, language_of
 from bot.jobs.conversations import Conversations
+from bot.jobs.languages import ChosenLanguages, LanguageChoices
 from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
@@ -58,6 +60,8 @@ class Deps:
     people: PeopleService | None = None
     #: credits and payments (None: credits are off, as in tests that build Deps by hand)
     credits: CreditService | None = None
+    #: the /language choices (None: everyone gets their Telegram app's language)
+    languages: LanguageChoices | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
     conversations: Conversations | None = None
@@ -86,3 +90,38 @@ def update_sender_id(update: Update) -> int | None:
     if update.callback_query is not None:
         return update.callback_query.from_user.id
     return sender_id(update.effective_message)
+
+
+#: where a context (made once per update by PTB) keeps the languages it already looked up
+_LANGUAGES_SEEN = "languages_seen"
+
+
+async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | None = None, *,
+                       update: Update | None = None) -> str:
+    """The language to speak to whoever sent `message` (or `update`), where they are.
+
+    In a group whose admins chose a language with /language, the group's; else the person's own
+    choice; else their Telegram app's (`language_code`). Looked up once per update and person.
+    """
+    if message is None and update is not None:
+        message = update.effective_message
+    user = update.effective_user if update is not None else (message.from_user if message else None)
+    chat = message.chat if message is not None else (update.effective_chat if update is not None else None)
+    group = chat is not None and chat.type != "private"
+    key = (chat.id if group else None, user.id if user else None)
+    seen: dict[tuple[int | None, int | None], str] = vars(context).setdefault(_LANGUAGES_SEEN, {})
+    if key not in seen:
+        seen[key] = await _look_up(deps(context).languages, key, user.language_code if user else None)
+    return seen[key]
+
+
+async def _look_up(choices: LanguageChoices | None, key: tuple[int | None, int | None], code: str | None) -> str:
+    chosen = ChosenLanguages()
+    if choices is not None and key != (None, None):
+        chosen = await choices.chosen(chat_id=key[0], user_id=key[1])
+    return language_of(chosen.chat or chosen.user or code or DEFAULT_LANGUAGE)
+
+
+def forget_languages(context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Drop this update's looked-up languages (after /language changed one)."""
+    vars(context).pop(_LANGUAGES_SEEN, None)

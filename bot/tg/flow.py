@@ -18,7 +18,7 @@ from bot.jobs.people import argument_setting, style_setting
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
-from bot.tg.context import DEPS_KEY, Deps, deps, sender_id
+from bot.tg.context import DEPS_KEY, Deps, deps, language_for, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class PendingInputs:
     album_id: str | None = None
 
 
-def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str],
+def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str], language: str,
                  requester: User | None = None) -> JobRequest:
     # an anonymous admin or a channel is its sender chat: quotas count per sender chat, not per shared bot user
     chat, user, sender_chat = source.chat, source.from_user, source.sender_chat
@@ -59,7 +59,7 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
         return JobRequest(chat_id=chat.id, chat_type=chat.type, chat_title=chat.title, user_id=requester.id,
                           username=requester.username, first_name=requester.first_name,
                           reply_to_message_id=source.message_id, operation=operation.name, args=args,
-                          inputs=inputs, language=language_of(requester.language_code))
+                          inputs=inputs, language=language)
     if sender_chat is not None:
         username, first_name = sender_chat.username, sender_chat.title
     else:
@@ -68,7 +68,7 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       user_id=sender_id(source), username=username,
                       first_name=first_name, reply_to_message_id=source.message_id,
                       operation=operation.name, args=args, inputs=inputs,
-                      language=language_of(user.language_code if user else None))
+                      language=language)
 
 
 async def reply(source: Message, text: str,
@@ -103,7 +103,8 @@ async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation:
     if operation is None:
         return
     try:
-        await deps(context).jobs.record_refused(_job_request(source, operation, args or {}, []), reason)
+        request = _job_request(source, operation, args or {}, [], await language_for(context, source))
+        await deps(context).jobs.record_refused(request, reason)
     except Exception:  # the reply matters more than the record
         log.exception("could not record a refused %s request", operation.name)
 
@@ -112,27 +113,31 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                           source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
     """Parse, check and queue one operation for the user who sent `source`."""
     d = deps(context)
+    language = await language_for(context, source)
     args_text = await _with_defaults(context, operation, args_text, source)
     try:
         args = operation.parse(args_text)
     except StyleMissing:
         group = d.styles.group(operation.style_group)
-        picker = await show(source, texts.STYLE_PROMPT, editable, keyboards.style_picker(operation.name, group))
+        picker = await show(source, tr(language, texts.STYLE_PROMPT), editable,
+                            keyboards.style_picker(operation.name, group))
         if picker is not None and images:
             await remember_picker_images(context, picker.chat_id, picker.message_id, images)
         return
     except ArgumentError as error:
         if await offer_presets(context, operation, args_text, source, images, editable):
             return
-        await refuse(context, source, operation, f"{error}\nUsage: {operation.usage}", editable=editable)
+        await refuse(context, source, operation, tr(language, texts.USAGE_LINE, reason=error.text,
+                                                    usage=tr(language, operation.usage)), editable=editable)
         return
     for image in images:
         if (problem := problem_with(image)) is not None:
-            await refuse(context, source, operation, problem, args=args, editable=editable)
+            await refuse(context, source, operation, tr(language, problem), args=args, editable=editable)
             return
     if operation.images == 1 and not images:
         await refuse(context, source, operation,
-                     texts.NEED_IMAGE.format(title=operation.title, usage=operation.usage), args=args,
+                     tr(language, texts.NEED_IMAGE, title=tr(language, operation.title),
+                        usage=tr(language, operation.usage)), args=args,
                      editable=editable)
         return
     if operation.images == 2 and len(images) < 2:
@@ -206,16 +211,18 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     the worker can never finish before it exists.
     """
     d = deps(context)
-    request = _job_request(source, operation, args, inputs, requester)
+    # a follow-up pressed under the bot's own message is the presser's request, in their language
+    language = language_of(requester.language_code) if requester is not None else await language_for(context, source)
+    request = _job_request(source, operation, args, inputs, language, requester)
     status = None
     # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
     quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
     if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if not (quick and await react(source, texts.ACK_REACTION)):
-        text, price = texts.queued_text(operation, args), d.jobs.price(request)
+        text, price = texts.queued_text(operation, args, language=language), d.jobs.price(request)
         if price > 0:
-            text = f"{text} · {texts.cost_note(request.language, price)}"
+            text = f"{text} · {texts.cost_note(language, price)}"
         status = await show(source, text, editable)
         if status is not None:
             request = replace(request, status_message_id=status.message_id)
@@ -223,7 +230,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
         outcome = await d.jobs.enqueue(request)
     except Exception:
         log.exception("could not store a %s job", operation.name)
-        await show(source, texts.QUEUE_FAILED, status)
+        await show(source, tr(language, texts.QUEUE_FAILED), status)
         return
     if isinstance(outcome, NotEnoughCredits):
         can_buy = bool(d.credits and d.credits.policy.packs)
@@ -231,7 +238,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
                                                     outcome.free_per_day, can_buy=can_buy), status)
         return
     if isinstance(outcome, QuotaExceeded):
-        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock()), status)
+        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), status)
         return
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
 
@@ -280,26 +287,28 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock())
     await _save_pending(context, user_id, pending)
-    first, second = operation.image_names
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
+    language = await language_for(context, source)
+    first, second = (tr(language, name) for name in operation.image_names)
+    hint = tr(language, texts.PAIR_TIMEOUT_HINT)
     if source.chat.type != ChatType.PRIVATE:
         # privacy mode (Telegram's default) hides a plain photo in a group from the bot: a reply reaches it
-        lang = language_of(source.from_user.language_code if source.from_user else None)
-        text = (tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second) if images
-                else tr(lang, texts.PAIR_REPLY_FIRST, title=operation.title, first=first, second=second))
-        await reply(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", ForceReply(selective=True))
+        text = (tr(language, texts.PAIR_REPLY_SECOND, first=first, second=second) if images
+                else tr(language, texts.PAIR_REPLY_FIRST, title=tr(language, operation.title), first=first,
+                        second=second))
+        await reply(source, f"{text} {hint}", ForceReply(selective=True))
         return
-    text = (texts.NEED_PAIR_SECOND.format(first=first, second=second) if images
-            else texts.NEED_PAIR_FIRST.format(title=operation.title, first=first, second=second))
-    await show(source, f"{text} {texts.PAIR_TIMEOUT_HINT}", editable)
+    text = (tr(language, texts.NEED_PAIR_SECOND, first=first, second=second) if images
+            else tr(language, texts.NEED_PAIR_FIRST, title=tr(language, operation.title), first=first, second=second))
+    await show(source, f"{text} {hint}", editable)
 
 
 def _expired(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> bool:
     return pending.started is not None and deps(context).clock() - pending.started > PENDING_FOR
 
 
-async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> str | None:
+async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int, language: str) -> str | None:
     """Forget this user's two-image request if its time ran out; the notice to show them, else None."""
     pending = await _load_pending(context, chat_id, user_id)
     if pending is None or not _expired(context, pending):
@@ -309,24 +318,25 @@ async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
         return None
-    return texts.PAIR_EXPIRED.format(title=operation.title.lower(), second=operation.image_names[-1],
-                                     minutes=max(1, int(PENDING_FOR.total_seconds() // 60)), name=operation.name)
+    return tr(language, texts.PAIR_EXPIRED, title=tr(language, operation.title).lower(),
+              second=tr(language, operation.image_names[-1]), minutes=max(1, int(PENDING_FOR.total_seconds() // 60)),
+              command=f"/{operation.name}")
 
 
-async def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> str | None:
+async def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int, language: str) -> str | None:
     """A reminder of what this user's live two-image request still needs, or None without one."""
     pending = await _load_pending(context, chat_id, user_id)
-    return None if pending is None else _still_waiting_text(context, pending)
+    return None if pending is None else _still_waiting_text(context, pending, language)
 
 
-def _still_waiting_text(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> str | None:
+def _still_waiting_text(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs, language: str) -> str | None:
     if _expired(context, pending):
         return None
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
         return None
     needed = operation.image_names[min(len(pending.file_ids), len(operation.image_names) - 1)]
-    return texts.PAIR_STILL_WAITING.format(needed=needed, title=operation.title.lower())
+    return tr(language, texts.PAIR_STILL_WAITING, needed=tr(language, needed), title=tr(language, operation.title).lower())
 
 
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
@@ -341,7 +351,8 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     for image in images:
         if (problem := problem_with(image)) is not None:
             # the request itself is still fine: say what was wrong with this file and keep waiting
-            await reply(message, f"{problem}\n{_still_waiting_text(context, pending)}")
+            language = await language_for(context, message)
+            await reply(message, f"{tr(language, problem)}\n{_still_waiting_text(context, pending, language)}")
             return True
     new_ids = [image.file_id for image in images]
     if pending.album_id is not None:
@@ -369,13 +380,13 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
     file_ids = [*before["file_ids"], *new_ids]
     if len(file_ids) < operation.images:
         if not message.media_group_id:
-            first, second = operation.image_names
+            language = await language_for(context, message)
+            first, second = (tr(language, name) for name in operation.image_names)
             if message.chat.type != ChatType.PRIVATE:  # ask for a reply, which privacy mode lets through
-                lang = language_of(message.from_user.language_code if message.from_user else None)
-                await reply(message, tr(lang, texts.PAIR_REPLY_SECOND, first=first, second=second),
+                await reply(message, tr(language, texts.PAIR_REPLY_SECOND, first=first, second=second),
                             ForceReply(selective=True))
             else:
-                await reply(message, texts.NEED_PAIR_SECOND.format(first=first, second=second))
+                await reply(message, tr(language, texts.NEED_PAIR_SECOND, first=first, second=second))
         return True
     pending = _pending_of(before, context.bot)
     args = operation.parse(pending.args_text)
@@ -423,8 +434,10 @@ async def queue_due_albums(application: Application) -> int:
 async def _queue_album(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> None:
     operation = deps(context).operations[pending.operation]
     if len(pending.file_ids) > operation.most_images:
+        language = await language_for(context, pending.source)
         await refuse(context, pending.source, operation,
-                     texts.TOO_MANY_IMAGES.format(title=operation.title, count=operation.most_images))
+                     tr(language, texts.TOO_MANY_IMAGES, title=tr(language, operation.title),
+                        count=operation.most_images))
         return
     await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
 

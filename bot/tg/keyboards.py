@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.i18n import tr
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleGroup
 
@@ -43,9 +44,9 @@ def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKe
     return [buttons[i:i + width] for i in range(0, len(buttons), width)]
 
 
-def operations_menu(operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
+def operations_menu(operations: Mapping[str, Operation], language: str) -> InlineKeyboardMarkup:
     """The menu shown under a photo sent without a command: each operation's buttons from its catalogue entry."""
-    buttons = [InlineKeyboardButton(button.label, callback_data=_data(MENU_PREFIX, operation.name, button.argument))
+    buttons = [InlineKeyboardButton(tr(language, button.label), callback_data=_data(MENU_PREFIX, operation.name, button.argument))
                for operation in operations.values() for button in operation.menu_buttons]
     return InlineKeyboardMarkup(_rows(buttons, 2))
 

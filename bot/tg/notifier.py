@@ -10,7 +10,7 @@ from telegram import Bot, InlineKeyboardMarkup, InputMediaDocument, InputMediaPh
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from bot.i18n import tr
+from bot.i18n import N_, lazy, tr
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
 from bot.operations.catalogue import Operation, ResultKind
@@ -94,10 +94,11 @@ class TelegramNotifier:
         try:
             file = await self._bot.get_file(file_id)
             if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
-                raise InputUnavailable(texts.FILE_TOO_BIG, permanent=True)
+                raise InputUnavailable(lazy(texts.FILE_TOO_BIG), permanent=True)
             return bytes(await file.download_as_bytearray())
         except BadRequest as error:
-            reason = texts.FILE_TOO_BIG if "too big" in error.message.lower() else "Telegram could not give me that file. Send it again."
+            too_big = "too big" in error.message.lower()
+            reason = lazy(texts.FILE_TOO_BIG if too_big else texts.FILE_UNAVAILABLE)
             raise InputUnavailable(reason, permanent=True) from error
         except RetryAfter:
             raise
@@ -112,8 +113,9 @@ class TelegramNotifier:
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
         description = operation.describe(job.args)
         if job.credits > 0:
-            description = f"{description} · {texts.cost_note(job.language, job.credits)}"
-        text = texts.result_caption(description, sandbox=self._sandbox)
+            description = lazy(N_("{description} · {cost}"), description=description,
+                               cost=texts.cost_note(job.language, job.credits))
+        text = texts.result_caption(description, sandbox=self._sandbox, language=job.language)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.
@@ -216,7 +218,7 @@ class TelegramNotifier:
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         await self._delete_status(job)  # first, as in deliver()
         try:
-            await self._bot.send_message(job.chat_id, texts.failure_text(failure),
+            await self._bot.send_message(job.chat_id, texts.failure_text(failure, language=job.language),
                                          reply_parameters=self._reply_to(job))
         except TelegramError as error:
             raise _as_delivery_error(error) from error

@@ -1,11 +1,15 @@
-"""Everything the bot says, in one place (plain text: no parse mode, so user text is never mis-parsed)."""
+"""Everything the bot says, in one place (plain text: no parse mode, so user text is never mis-parsed).
+
+Constants are English msgids (marked with `N_`), rendered with `bot.i18n.tr` in the reader's language;
+functions take the reader's `language` (English when not given).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from bot.i18n import N_, ntr, tr
+from bot.i18n import DEFAULT_LANGUAGE, N_, Text, ntr, render, tr
 from bot.jobs.notifier import Failure, FailureKind
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord, JobState
@@ -13,159 +17,206 @@ from bot.store import JobRecord, JobState
 CAPTION_LIMIT = 1024
 MESSAGE_LIMIT = 4096
 
-WELCOME = ("Hi! I edit photos with AI. Send me a photo and pick what to do, or send it with a command "
-           "in the caption, for example /upscale 2.\n\n")
+WELCOME = N_("Hi! I edit photos with AI. Send me a photo and pick what to do, or send it with a command "
+             "in the caption, for example /upscale 2.")
+COMMANDS_HEADING = N_("Commands:")
 
 FAILURE_TEXTS = {
-    FailureKind.BAD_INPUT: "I couldn't use that: {detail}",
-    FailureKind.REJECTED: "The image service refused this request ({detail}). Try another photo or other options.",
-    FailureKind.CONTENT: "The image service declined this image as unsuitable content. Please try another photo.",
-    FailureKind.SERVICE_FAILED: "The image service couldn't process this ({detail}). "
-                                "Please try again, or with another photo.",
-    FailureKind.NO_CREDITS: "The bot has run out of image credits. Please tell the bot's operator and try later.",
-    FailureKind.UNAVAILABLE: "The image service is unavailable right now. Please try again in a few minutes.",
-    FailureKind.EXPIRED: "This took too long and was stopped. Please try again.",
-    FailureKind.DELIVERY: "The result was ready but I couldn't send it ({detail}). Please try again.",
+    FailureKind.BAD_INPUT: N_("I couldn't use that: {detail}"),
+    FailureKind.REJECTED: N_("The image service refused this request ({detail}). Try another photo or other options."),
+    FailureKind.CONTENT: N_("The image service declined this image as unsuitable content. Please try another photo."),
+    FailureKind.SERVICE_FAILED: N_("The image service couldn't process this ({detail}). "
+                                   "Please try again, or with another photo."),
+    FailureKind.NO_CREDITS: N_("The bot has run out of image credits. Please tell the bot's operator and try later."),
+    FailureKind.UNAVAILABLE: N_("The image service is unavailable right now. Please try again in a few minutes."),
+    FailureKind.EXPIRED: N_("This took too long and was stopped. Please try again."),
+    FailureKind.DELIVERY: N_("The result was ready but I couldn't send it ({detail}). Please try again."),
 }
 GENERIC_DETAIL = {
-    FailureKind.REJECTED: "invalid request",
-    FailureKind.SERVICE_FAILED: "no reason given",
-    FailureKind.DELIVERY: "network trouble",
-    FailureKind.BAD_INPUT: "the input is not usable",
+    FailureKind.REJECTED: N_("invalid request"),
+    FailureKind.SERVICE_FAILED: N_("no reason given"),
+    FailureKind.DELIVERY: N_("network trouble"),
+    FailureKind.BAD_INPUT: N_("the input is not usable"),
 }
 
 STATE_WORDS = {
-    JobState.QUEUED: "queued",
-    JobState.SUBMITTING: "starting",
-    JobState.RUNNING: "processing",
-    JobState.COMPLETED: "sending the result",
+    JobState.QUEUED: N_("queued"),
+    JobState.SUBMITTING: N_("starting"),
+    JobState.RUNNING: N_("processing"),
+    JobState.COMPLETED: N_("sending the result"),
 }
 
-NEED_IMAGE = ("{title} needs a photo. Send the photo with {usage} as its caption, "
-              "or reply to a photo with {usage}.")
-NEED_PAIR_FIRST = "{title} needs two images: first the {first}, then the {second}. Send the {first} now."
-NEED_PAIR_SECOND = "Got the {first}. Now send the {second}."
-PAIR_TIMEOUT_HINT = "(Send /cancel to stop.)"
-PAIR_STILL_WAITING = "I'm still waiting for the {needed} for your {title}. Send it as a photo, or /cancel to stop."
-PAIR_EXPIRED = ("Your {title} request expired: the {second} didn't come within {minutes} min. "
-                "Send /{name} to start again.")
-PAIR_STOPPED = "Stopped: I'm no longer waiting for photos from you."
-MENU_PROMPT = "What should I do with this photo?"
-MENU_EXPIRED = "This menu has expired. Send your photo or command again."
-MENU_NOT_YOURS = "This menu belongs to someone else's photo."
-MENU_USED = "You already chose from this menu. Send the photo again to do something else with it."
-STYLE_PROMPT = "Pick a style:"
-NOT_AN_IMAGE = "That file is not an image I can use. Send a JPEG, PNG or WebP photo."
-FILE_TOO_BIG = "That file is over 20 MB, the most a bot can download. Send a smaller photo."
-EMPTY_FILE = "That file is empty. Send a JPEG, PNG or WebP photo."
-NOT_A_PHOTO = ("I work with photos. Send a photo (or an image file) and I'll show what I can do with it; "
-               "/help lists everything.")
-TEXT_HINT = "Send me a photo to edit, or /imagine <description> to draw one. /help lists everything I can do."
-UNKNOWN_COMMAND = "I don't know that command. /help lists what I can do."
-EDITED_IGNORED = "I don't act on edited messages. Send the command again as a new message."
-CHANNEL_IGNORED = "I work in private chats and groups, not in channels. Message me directly or add me to a group."
-NOT_ALLOWED = "Sorry, this bot is private."
-ADMINS_ONLY = "Only the bot's admins can use /balance."
-NOTHING_TO_CANCEL = "Nothing to cancel: you have no jobs in progress here."
-NO_ACTIVE_JOBS = "No jobs in progress for you in this chat."
-TOO_MANY_IMAGES = "{title} takes at most {count} photos; please send fewer."
-MENU_NEEDS_ARGUMENTS = "{reason}\nReply to your photo with {usage}."
-QUEUE_FAILED = "Sorry, I couldn't queue that just now. Please try again."
+NEED_IMAGE = N_("{title} needs a photo. Send the photo with {usage} as its caption, "
+                "or reply to a photo with {usage}.")
+NEED_PAIR_FIRST = N_("{title} needs two images: first the {first}, then the {second}. Send the {first} now.")
+NEED_PAIR_SECOND = N_("Got the {first}. Now send the {second}.")
+PAIR_TIMEOUT_HINT = N_("(Send /cancel to stop.)")
+PAIR_STILL_WAITING = N_("I'm still waiting for the {needed} for your {title}. Send it as a photo, or /cancel to stop.")
+PAIR_EXPIRED = N_("Your {title} request expired: the {second} didn't come within {minutes} min. "
+                  "Send {command} to start again.")
+PAIR_STOPPED = N_("Stopped: I'm no longer waiting for photos from you.")
+MENU_PROMPT = N_("What should I do with this photo?")
+MENU_EXPIRED = N_("This menu has expired. Send your photo or command again.")
+MENU_NOT_YOURS = N_("This menu belongs to someone else's photo.")
+MENU_USED = N_("You already chose from this menu. Send the photo again to do something else with it.")
+STYLE_PROMPT = N_("Pick a style:")
+NOT_AN_IMAGE = N_("That file is not an image I can use. Send a JPEG, PNG or WebP photo.")
+FILE_TOO_BIG = N_("That file is over 20 MB, the most a bot can download. Send a smaller photo.")
+FILE_UNAVAILABLE = N_("Telegram could not give me that file. Send it again.")
+EMPTY_FILE = N_("That file is empty. Send a JPEG, PNG or WebP photo.")
+NOT_A_PHOTO = N_("I work with photos. Send a photo (or an image file) and I'll show what I can do with it; "
+                 "/help lists everything.")
+TEXT_HINT = N_("Send me a photo to edit, or /imagine <description> to draw one. /help lists everything I can do.")
+UNKNOWN_COMMAND = N_("I don't know that command. /help lists what I can do.")
+EDITED_IGNORED = N_("I don't act on edited messages. Send the command again as a new message.")
+CHANNEL_IGNORED = N_("I work in private chats and groups, not in channels. Message me directly or add me to a group.")
+NOT_ALLOWED = N_("Sorry, this bot is private.")
+ADMINS_ONLY = N_("Only the bot's admins can use /balance.")
+BALANCE_FAILED = N_("Couldn't get the balance from the image service; try again later.")
+NOTHING_TO_CANCEL = N_("Nothing to cancel: you have no jobs in progress here.")
+NO_ACTIVE_JOBS = N_("No jobs in progress for you in this chat.")
+TOO_MANY_IMAGES = N_("{title} takes at most {count} photos; please send fewer.")
+MENU_NEEDS_ARGUMENTS = N_("{reason}\nReply to your photo with {usage}.")
+USAGE_LINE = N_("{reason}\nUsage: {usage}")
+QUEUE_FAILED = N_("Sorry, I couldn't queue that just now. Please try again.")
+HANDLER_ERROR = N_("Sorry, something went wrong on my side. Please try again.")
+JOB = N_("Job")
+
+#: the command menu's texts for the commands that are not operations (an operation's is its summary)
+HELP_COMMAND = N_("What I can do")
+STATUS_COMMAND = N_("Your jobs in progress")
+CANCEL_COMMAND = N_("Stop your jobs in this chat (admins: /cancel all)")
+LANGUAGE_COMMAND = N_("Choose my language")
+BALANCE_COMMAND = N_("The service's credit balance")
+
+#: the bot's profile texts (setMyDescription: at most 512 characters; setMyShortDescription: at most 120)
+BOT_DESCRIPTION = N_("I edit photos with AI: upscale, retouch, remove the background, colorize, restore, "
+                     "swap faces, expand, repaint in an art style, make headshots, and draw pictures from a "
+                     "description. Send me a photo to start.")
+BOT_SHORT_DESCRIPTION = N_("AI photo editing: send a photo, pick what to do.")
+
+LANGUAGE_PROMPT = N_("Choose my language:")
+LANGUAGE_PROMPT_GROUP = N_("Choose this group's language (group admins only):")
+LANGUAGE_CHOSEN = N_("Done: I'll speak English with you.")
+LANGUAGE_CHOSEN_GROUP = N_("Done: I'll speak English in this group.")
+LANGUAGE_AUTOMATIC = N_("As in my Telegram app")
+LANGUAGE_AUTOMATIC_GROUP = N_("Each member's own")
+LANGUAGE_AUTOMATIC_CHOSEN = N_("Done: I'll follow your Telegram app's language.")
+LANGUAGE_AUTOMATIC_CHOSEN_GROUP = N_("Done: I'll speak each member's own language in this group.")
+LANGUAGE_CHANGE = N_("Change language")
+LANGUAGE_ADMINS_ONLY = N_("Only this group's admins can choose its language.")
+LANGUAGE_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so nothing changed. "
+                           "Please try again in a moment.")
 
 
-def help_text(operations: Iterable[Operation]) -> str:
+def help_text(operations: Iterable[Operation], *, language: str = DEFAULT_LANGUAGE) -> str:
     """The /start and /help text, listing every operation from the catalogue."""
-    lines = [WELCOME + "Commands:"]
-    lines += [f"{op.usage} — {op.summary}" for op in operations]
-    lines += ["/status — your jobs in progress", "/cancel — stop your jobs in this chat (group admins: /cancel all)",
-              "/help — this message"]
+    lines = [tr(language, WELCOME), "", tr(language, COMMANDS_HEADING)]
+    lines += [f"{tr(language, op.usage)} — {tr(language, op.summary)}" for op in operations]
+    lines += [tr(language, N_("/status — your jobs in progress")),
+              tr(language, N_("/cancel — stop your jobs in this chat (group admins: /cancel all)")),
+              tr(language, N_("/language — choose my language")),
+              tr(language, N_("/help — this message"))]
     return "\n".join(lines)
 
 
-def styles_text(title: str, names: Iterable[str]) -> str:
-    return f"{title} styles: {', '.join(names)}"
-
-
-def failure_text(failure: Failure) -> str:
+def failure_text(failure: Failure, *, language: str = DEFAULT_LANGUAGE) -> str:
     """A failure in words, with what to do next."""
     detail = failure.detail or GENERIC_DETAIL.get(failure.kind, "")
-    return "❌ " + FAILURE_TEXTS[failure.kind].format(detail=detail)
+    if isinstance(detail, str) and detail in GENERIC_DETAIL.values():
+        detail = tr(language, detail)
+    return "❌ " + tr(language, FAILURE_TEXTS[failure.kind], detail=render(language, detail))
 
 
-def status_line(operation: Operation | None, args: Mapping[str, object], state: JobState) -> str:
+def state_word(state: JobState | str, *, language: str = DEFAULT_LANGUAGE) -> str:
+    word = STATE_WORDS.get(state)
+    return tr(language, word) if word else str(state)
+
+
+def status_line(operation: Operation | None, args: Mapping[str, object], state: JobState, *,
+                language: str = DEFAULT_LANGUAGE) -> str:
     """The one-line status message of a job."""
-    what = operation.describe(dict(args)) if operation else "Job"
-    return f"⏳ {what} — {STATE_WORDS.get(state, str(state))}. I'll reply with the result. /status · /cancel"
+    what = operation.describe(dict(args)) if operation else Text(JOB)
+    return "⏳ " + tr(language, N_("{what} — {state}. I'll reply with the result. /status · /cancel"),
+                      what=what, state=state_word(state, language=language))
 
 
 #: the reaction that tells a user a quick job is in hand (one of the emoji bots may react with)
 ACK_REACTION = "👀"
 
 
-def queued_text(operation: Operation, args: Mapping[str, object]) -> str:
-    return status_line(operation, args, JobState.QUEUED)
+def queued_text(operation: Operation, args: Mapping[str, object], *, language: str = DEFAULT_LANGUAGE) -> str:
+    return status_line(operation, args, JobState.QUEUED, language=language)
 
 
-def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now: datetime) -> str:
+def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now: datetime, *,
+                language: str = DEFAULT_LANGUAGE) -> str:
     """The /status reply: the caller's jobs."""
     if not jobs:
-        return NO_ACTIVE_JOBS
-    lines = [f"Your jobs in progress ({len(jobs)}):"]
+        return tr(language, NO_ACTIVE_JOBS)
+    lines = [tr(language, N_("Your jobs in progress ({count}):"), count=len(jobs))]
     for job in jobs[:20]:
         operation = operations.get(job.operation)
-        title = operation.describe(job.args) if operation else job.operation
+        title = render(language, operation.describe(job.args)) if operation else job.operation
         minutes = max(0, int((now - job.created_at).total_seconds() // 60))
-        cost = f" · {cost_note(job.language, job.credits)}" if job.credits > 0 else ""
-        lines.append(f"• {title} — {STATE_WORDS.get(job.state, job.state)}, {minutes} min{cost}")
+        cost = f" · {cost_note(language, job.credits)}" if job.credits > 0 else ""
+        lines.append("• " + tr(language, N_("{title} — {state}, {minutes} min"), title=title,
+                               state=state_word(job.state, language=language), minutes=minutes) + cost)
     if len(jobs) > 20:
-        lines.append(f"… and {len(jobs) - 20} more")
+        lines.append(tr(language, N_("… and {count} more"), count=len(jobs) - 20))
     return "\n".join(lines)
 
 
-def cancelled_text(count: int) -> str:
-    return f"Cancelled {count} job{'s' if count != 1 else ''}. No results will be sent for them."
+def cancelled_text(count: int, *, language: str = DEFAULT_LANGUAGE) -> str:
+    return ntr(language, "Cancelled {count} job. No results will be sent for it.",
+               "Cancelled {count} jobs. No results will be sent for them.", count)
 
 
-def quota_text(reason: str, retry_at: datetime | None, now: datetime) -> str:
+def quota_text(reason: str | Text, retry_at: datetime | None, now: datetime, *,
+               language: str = DEFAULT_LANGUAGE) -> str:
+    reason = render(language, reason)
     if retry_at is None:
         return reason
     minutes = max(1, int((retry_at - now).total_seconds() // 60) + 1)
-    when = f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
-    return f"{reason} You can start a new one in {when}."
+    when = (tr(language, N_("{minutes} min"), minutes=minutes) if minutes < 120
+            else tr(language, N_("{hours} h {minutes} min"), hours=minutes // 60, minutes=minutes % 60))
+    return tr(language, N_("{reason} You can start a new one in {when}."), reason=reason, when=when)
 
 
 def caption(text: str) -> str:
     return text if len(text) <= CAPTION_LIMIT else text[: CAPTION_LIMIT - 1] + "…"
 
 
-def balance_text(total: int, remaining: int) -> str:
-    return f"Service credits: {remaining} of {total} left."
-
-FLOOD_NOTICE = ("That's a lot of messages at once: I skipped some of them so everyone else gets answered too. "
-                "Send what you need again in a moment, a few at a time.")
-
-NOTHING_TO_CANCEL_IN_CHAT = "Nothing to cancel: no one has jobs in progress in this chat."
-CANCEL_ALL_ADMINS_ONLY = "Only this group's admins can stop everyone's jobs with /cancel all. /cancel stops your own."
-ADMIN_CHECK_FAILED = ("I couldn't check with Telegram whether you're an admin here, so I stopped nothing. "
-                      "Please try /cancel all again in a moment.")
+def balance_text(total: int, remaining: int, *, language: str = DEFAULT_LANGUAGE) -> str:
+    return tr(language, N_("Service credits: {remaining} of {total} left."), remaining=remaining, total=total)
 
 
-def cancelled_everyones_text(count: int) -> str:
-    jobs = f"{count} job{'s' if count != 1 else ''}"
-    return f"Cancelled {jobs} in this chat, everyone's. No results will be sent for them."
+FLOOD_NOTICE = N_("That's a lot of messages at once: I skipped some of them so everyone else gets answered too. "
+                  "Send what you need again in a moment, a few at a time.")
+
+NOTHING_TO_CANCEL_IN_CHAT = N_("Nothing to cancel: no one has jobs in progress in this chat.")
+CANCEL_ALL_ADMINS_ONLY = N_("Only this group's admins can stop everyone's jobs with /cancel all. /cancel stops your own.")
+ADMIN_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so I stopped nothing. "
+                        "Please try /cancel all again in a moment.")
+
+
+def cancelled_everyones_text(count: int, *, language: str = DEFAULT_LANGUAGE) -> str:
+    return ntr(language, "Cancelled {count} job in this chat, everyone's. No results will be sent for it.",
+               "Cancelled {count} jobs in this chat, everyone's. No results will be sent for them.", count)
 
 
 #: marks every result while the bot runs without AIART_API_KEY: the embedded sandbox made it, not the service
-SANDBOX_MARK = "🧪 sandbox: a test picture, not made by the real image service"
+SANDBOX_MARK = N_("🧪 sandbox: a test picture, not made by the real image service")
 
 
-def result_caption(description: str, *, sandbox: bool) -> str:
+def result_caption(description: str | Text, *, sandbox: bool, language: str = DEFAULT_LANGUAGE) -> str:
     """The caption of a result: what was done, and the sandbox mark (never cut off) while there is no service."""
-    text = "✅ " + description
+    text = "✅ " + render(language, description)
     if not sandbox:
         return caption(text)
-    room = CAPTION_LIMIT - len(SANDBOX_MARK) - 1
-    return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + SANDBOX_MARK
+    mark = tr(language, SANDBOX_MARK)
+    room = CAPTION_LIMIT - len(mark) - 1
+    return (text if len(text) <= room else text[:room - 1] + "…") + "\n" + mark
 
 
 # ---- people: follow-ups, progress, history, settings, presets, groups (msgids; see bot.i18n) ----

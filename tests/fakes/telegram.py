@@ -48,6 +48,7 @@ from tests.fakes.telegram_models import (
 from tests.fakes.telegram_params import decode_request
 from tests.fakes.telegram_payments import Payments
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
+from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_state import TelegramState
 from tests.fakes.telegram_webhook import WebhookDelivery
 
@@ -271,6 +272,11 @@ class FakeTelegram:
     def pending_updates(self) -> int:
         """Updates queued and not yet confirmed by a getUpdates offset."""
         return len(self._state.updates)
+
+    @property
+    def profile(self) -> BotProfile:
+        """The bot's descriptions per language (setMyDescription, setMyShortDescription)."""
+        return self._api.profile
 
     def my_commands(
         self, scope: dict[str, Any] | None = None, language_code: str = ""

@@ -22,6 +22,7 @@ from tests.fakes.telegram_models import (
 )
 from tests.fakes.telegram_params import int_param, str_param
 from tests.fakes.telegram_payments import Payments
+from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_sending import Files, MessageSender
 from tests.fakes.telegram_state import TelegramState
 
@@ -44,6 +45,7 @@ class BotApi:
         self._commands: dict[str, list[dict[str, str]]] = {}
         self.members = ChatMembers(state)
         self.payments = Payments(state)
+        self.profile = BotProfile()
         sender = MessageSender(state)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
@@ -51,6 +53,10 @@ class BotApi:
             "deleteWebhook": self.delete_webhook,
             "setMyCommands": self.set_my_commands,
             "getMyCommands": self.get_my_commands,
+            "setMyDescription": self.profile.set_description,
+            "getMyDescription": self.profile.get_description,
+            "setMyShortDescription": self.profile.set_short_description,
+            "getMyShortDescription": self.profile.get_short_description,
             "sendMessage": sender.send_message,
             "sendPhoto": sender.send_photo,
             "sendDocument": sender.send_document,

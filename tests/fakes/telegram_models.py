@@ -56,12 +56,16 @@ class User:
     first_name: str = "Test"
     username: str | None = None
     is_bot: bool = False
+    #: the IETF language tag of the user's Telegram app (Telegram sends it in updates; None: not sent)
+    language_code: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The User object as Telegram serialises it."""
         data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
         if self.username:
             data["username"] = self.username
+        if self.language_code:
+            data["language_code"] = self.language_code
         return data
 
 

@@ -106,6 +106,6 @@ async def test_the_quota_check_and_the_store_are_one_step(sessions):
     outcomes = await asyncio.gather(*(service.enqueue(request()) for _ in range(5)))
     stored = [outcome for outcome in outcomes if not isinstance(outcome, QuotaExceeded)]
     assert len(stored) == 2  # a burst of messages cannot all pass one check
-    assert all("2 jobs in progress" in outcome.reason for outcome in outcomes if isinstance(outcome, QuotaExceeded))
+    assert all("2 jobs in progress" in str(outcome.reason) for outcome in outcomes if isinstance(outcome, QuotaExceeded))
     async with sessions() as session:
         assert await JobRepository(session).quota_usage(7, NOW - timedelta(days=1)) == (2, 2)

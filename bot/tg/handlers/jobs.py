@@ -9,9 +9,10 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
+from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, sender_id
+from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import drop_pending, reply
 from bot.tg.handlers.router import Router
 
@@ -26,7 +27,8 @@ async def show_status(update: Update, context: ContextTypes.DEFAULT_TYPE, call: 
     d = deps(context)
     owner = sender_id(update.effective_message)
     jobs = await d.jobs.active(update.effective_chat.id, user_id=owner) if owner is not None else []
-    await reply(update.effective_message, texts.status_list(jobs, d.operations, d.clock()))
+    language = await language_for(context, update=update)
+    await reply(update.effective_message, texts.status_list(jobs, d.operations, d.clock(), language=language))
 
 
 async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
@@ -34,42 +36,51 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     chat, message = update.effective_chat, update.effective_message
     # an anonymous admin or a channel owns its jobs as its sender chat, as when they were queued
     owner = sender_id(message)
+    language = await language_for(context, update=update)
     if owner is None:
-        await reply(message, texts.NOTHING_TO_CANCEL)
+        await reply(message, tr(language, texts.NOTHING_TO_CANCEL))
         return
     everyone = call.args.lower() == "all" and chat.type != ChatType.PRIVATE
     if everyone:
         refusal = await _refusal_of_cancel_all(context, message)
         if refusal is not None:
-            await reply(message, refusal)
+            await reply(message, tr(language, refusal))
             return
     dropped = await drop_pending(context, owner, chat.id)
     cancelled = await deps(context).jobs.cancel(chat.id, user_id=None if everyone else owner)
     if not cancelled:
         nothing = texts.NOTHING_TO_CANCEL_IN_CHAT if everyone else texts.NOTHING_TO_CANCEL
-        await reply(message, texts.PAIR_STOPPED if dropped else nothing)
+        await reply(message, tr(language, texts.PAIR_STOPPED if dropped else nothing))
         return
-    await reply(message, texts.cancelled_everyones_text(len(cancelled)) if everyone
-                else texts.cancelled_text(len(cancelled)))
+    await reply(message, texts.cancelled_everyones_text(len(cancelled), language=language) if everyone
+                else texts.cancelled_text(len(cancelled), language=language))
     for job in cancelled:
         if job.status_message_id is not None:
             await _tidy(context, job.chat_id, job.status_message_id)
 
 
 async def _refusal_of_cancel_all(context: ContextTypes.DEFAULT_TYPE, message: Message) -> str | None:
-    """Why the sender may not stop everyone's jobs in the group, or None if they may (failing closed)."""
-    chat_id = message.chat_id
-    if message.sender_chat is not None:
+    """Why the sender may not stop everyone's jobs in the group (a msgid), or None if they may (failing closed)."""
+    return await admin_refusal(context, message.chat_id, message.from_user.id if message.from_user else None,
+                               message.sender_chat.id if message.sender_chat else None,
+                               not_admin=texts.CANCEL_ALL_ADMINS_ONLY, check_failed=texts.ADMIN_CHECK_FAILED)
+
+
+async def admin_refusal(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int | None,
+                        sender_chat_id: int | None, *, not_admin: str, check_failed: str) -> str | None:
+    """None when the sender is an admin of the group (asked with getChatMember); else `not_admin`, or
+    `check_failed` when Telegram could not tell (failing closed)."""
+    if sender_chat_id is not None:
         # only the group's admins can speak as the group itself; a channel posting here is no admin
-        return None if message.sender_chat.id == chat_id else texts.CANCEL_ALL_ADMINS_ONLY
-    if message.from_user is None:
-        return texts.CANCEL_ALL_ADMINS_ONLY
+        return None if sender_chat_id == chat_id else not_admin
+    if user_id is None:
+        return not_admin
     try:
-        member = await context.bot.get_chat_member(chat_id, message.from_user.id)
+        member = await context.bot.get_chat_member(chat_id, user_id)
     except TelegramError as error:
         log.warning("could not check admin status in chat %s: %s", chat_id, error)
-        return texts.ADMIN_CHECK_FAILED
-    return None if member.status in ADMIN_STATUSES else texts.CANCEL_ALL_ADMINS_ONLY
+        return check_failed
+    return None if member.status in ADMIN_STATUSES else not_admin
 
 
 async def _tidy(context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: int) -> None:
@@ -80,5 +91,5 @@ async def _tidy(context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: in
 
 
 def register(router: Router) -> None:
-    router.add("status", show_status, "Your jobs in progress")
-    router.add("cancel", cancel, "Stop your jobs in this chat (admins: /cancel all)")
+    router.add("status", show_status, texts.STATUS_COMMAND)
+    router.add("cancel", cancel, texts.CANCEL_COMMAND)

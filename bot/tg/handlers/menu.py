@@ -10,10 +10,11 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
+from bot.i18n import Text, tr
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
-from bot.tg.context import deps, sender_id
+from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import (
     continue_pending,
     conversations,
@@ -45,7 +46,8 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A message without a command and without text: a photo, a file, a sticker, a voice message, ..."""
     message = update.effective_message
     private = message.chat.type == ChatType.PRIVATE
-    expired = await take_expired(context, _user_id(message), message.chat_id)
+    language = await language_for(context, message)
+    expired = await take_expired(context, _user_id(message), message.chat_id, language)
     images = own_images(message)
     if images and await continue_pending(context, message, images):
         return
@@ -56,22 +58,24 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     if not images:
         if message.effective_attachment is not None:  # not a service message: the user sent us something
-            waiting = await still_waiting(context, _user_id(message), message.chat_id)
-            await reply(message, _joined(expired, waiting or texts.NOT_A_PHOTO))
+            waiting = await still_waiting(context, _user_id(message), message.chat_id, language)
+            await reply(message, _joined(expired, waiting or tr(language, texts.NOT_A_PHOTO)))
         return
     problems = [problem for image in images if (problem := problem_with(image)) is not None]
     if problems:
-        await reply(message, _joined(expired, problems[0]))
+        await reply(message, _joined(expired, tr(language, problems[0])))
         return
-    await reply(message, _joined(expired, texts.MENU_PROMPT), keyboards.operations_menu(deps(context).operations))
+    await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)),
+                keyboards.operations_menu(deps(context).operations, language))
 
 
 async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Plain text in a private chat: remind the user of a half-given face swap, or say what the bot takes."""
     message = update.effective_message
     user_id = _user_id(message)
-    await reply(message, await take_expired(context, user_id, message.chat_id)
-                or await still_waiting(context, user_id, message.chat_id) or texts.TEXT_HINT)
+    language = await language_for(context, message)
+    await reply(message, await take_expired(context, user_id, message.chat_id, language)
+                or await still_waiting(context, user_id, message.chat_id, language) or tr(language, texts.TEXT_HINT))
 
 
 async def _answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
@@ -85,18 +89,19 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A button of the photo menu or of a style picker."""
     query = update.callback_query
     d = deps(context)
+    language = await language_for(context, update=update)
     choice = keyboards.parse_choice(query.data)
     menu: Message | None = query.message if isinstance(query.message, Message) else None
     source = menu.reply_to_message if menu else None
     operation = d.operations.get(choice.operation) if choice else None
     if choice is None or operation is None or source is None:
-        await _answer(query, texts.MENU_EXPIRED, alert=True)
+        await _answer(query, tr(language, texts.MENU_EXPIRED), alert=True)
         return
     if source.from_user and query.from_user.id != source.from_user.id:
-        await _answer(query, texts.MENU_NOT_YOURS, alert=True)
+        await _answer(query, tr(language, texts.MENU_NOT_YOURS), alert=True)
         return
     if not await _first_use(context, menu.chat_id, menu.message_id, choice.kind):
-        await _answer(query, texts.MENU_USED, alert=True)
+        await _answer(query, tr(language, texts.MENU_USED), alert=True)
         return
     await _answer(query)
     if choice.kind == keyboards.MENU_PREFIX:
@@ -113,26 +118,27 @@ async def _first_use(context: ContextTypes.DEFAULT_TYPE, chat_id: int, menu_id: 
 
 async def _menu_choice(context, operation, argument: str, source: Message, menu: Message) -> None:
     images = own_images(source)
+    language = await language_for(context, source)
     if not images:
-        await show(source, texts.MENU_EXPIRED, menu)
+        await show(source, tr(language, texts.MENU_EXPIRED), menu)
     elif (needs := _typed_arguments_needed(operation, argument)) is not None:
         # an operation whose arguments only the user can give (expand's padding): say how to type them
-        await refuse(context, source, operation, texts.MENU_NEEDS_ARGUMENTS.format(reason=needs, usage=operation.usage),
-                     editable=menu)
+        await refuse(context, source, operation, tr(language, texts.MENU_NEEDS_ARGUMENTS, reason=needs,
+                                                    usage=tr(language, operation.usage)), editable=menu)
     elif operation.images == 2:
         await wait_for_more(context, operation, "", source, images, editable=menu)
     else:
         await start_operation(context, operation, argument, source, images, editable=menu)
 
 
-def _typed_arguments_needed(operation: Operation, argument: str) -> str | None:
+def _typed_arguments_needed(operation: Operation, argument: str) -> Text | None:
     """Why the button's argument text is not enough for the operation, or None when it is (or a style is missing)."""
     try:
         operation.parse(argument)
     except StyleMissing:
         return None
     except ArgumentError as error:
-        return str(error)
+        return error.text
     return None
 
 

@@ -9,8 +9,9 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import Application, ApplicationHandlerStop, ContextTypes
 
+from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import DEPS_KEY, Deps, deps, update_sender_id
+from bot.tg.context import DEPS_KEY, Deps, deps, language_for, update_sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
@@ -39,11 +40,14 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if _allowed(deps(context), update):
         return
     chat = update.effective_chat
+    # a refused sender's language is their Telegram app's: no stored choice is read for them
+    user = update.effective_user
+    language = user.language_code if user else None
     try:
         if update.callback_query:
-            await update.callback_query.answer(texts.NOT_ALLOWED, show_alert=True)
+            await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
         elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
-            await reply(update.effective_message, texts.NOT_ALLOWED)
+            await reply(update.effective_message, tr(language, texts.NOT_ALLOWED))
     except Exception as error:
         log.info("could not tell a refused user (%s)", type(error).__name__)
     raise ApplicationHandlerStop
@@ -68,7 +72,8 @@ async def send_flood_notice(application: Application, update: Update) -> None:
     chat = update.effective_chat
     if chat is None or chat.type == ChatType.CHANNEL or not _allowed(application.bot_data[DEPS_KEY], update):
         return
-    await application.bot.send_message(chat.id, texts.FLOOD_NOTICE)
+    user = update.effective_user
+    await application.bot.send_message(chat.id, tr(user.language_code if user else None, texts.FLOOD_NOTICE))
 
 
 async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -78,7 +83,7 @@ async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     call = router.command_in(message, context.bot.username)
     if call is None:
         if message.text and message.text.startswith("/") and message.chat.type == ChatType.PRIVATE:
-            await reply(message, texts.UNKNOWN_COMMAND)  # a command addressed to another bot is not ours to judge
+            await reply(message, tr(await language_for(context, message), texts.UNKNOWN_COMMAND))  # a command addressed to another bot is not ours to judge
         elif not message.text:
             await on_media(update, context)
         elif message.chat.type == ChatType.PRIVATE:
@@ -88,7 +93,7 @@ async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if handler is None:
         addressed = "@" in (message.text or message.caption or "").split(maxsplit=1)[0]
         if message.chat.type == ChatType.PRIVATE or addressed:
-            await reply(message, texts.UNKNOWN_COMMAND)
+            await reply(message, tr(await language_for(context, message), texts.UNKNOWN_COMMAND))
         return
     await handler(update, context, call)
 
@@ -99,7 +104,7 @@ async def on_edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     router: Router = context.application.bot_data[ROUTER_KEY]
     call = router.command_in(message, context.bot.username)
     if call is not None and call.name in router.handlers:
-        await reply(message, texts.EDITED_IGNORED)
+        await reply(message, tr(await language_for(context, message), texts.EDITED_IGNORED))
 
 
 async def on_channel_post(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -107,11 +112,12 @@ async def on_channel_post(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     post = update.channel_post
     router: Router = context.application.bot_data[ROUTER_KEY]
     if router.command_in(post, context.bot.username) is not None:
-        await reply(post, texts.CHANNEL_IGNORED)
+        await reply(post, tr(None, texts.CHANNEL_IGNORED))  # a channel has no language of its own
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log handler errors (without the update's content) and tell the user something went wrong."""
     log.error("handler error: %s", type(context.error).__name__, exc_info=context.error)
     if isinstance(update, Update) and update.effective_message and update.effective_chat:
-        await reply(update.effective_message, "Sorry, something went wrong on my side. Please try again.")
+        user = update.effective_user
+        await reply(update.effective_message, tr(user.language_code if user else None, texts.HANDLER_ERROR))

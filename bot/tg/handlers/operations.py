@@ -28,4 +28,4 @@ def _handler(operation: Operation):
 
 def register(router: Router, operations: Mapping[str, Operation]) -> None:
     for operation in operations.values():
-        router.add(operation.name, _handler(operation), operation.summary)
+        router.add(operation.name, _handler(operation), operation.summary)  # a msgid, as every description

@@ -15,15 +15,19 @@ CommandHandlerFn = Callable[[Update, ContextTypes.DEFAULT_TYPE, CommandCall], Aw
 
 @dataclass
 class Router:
-    """Command name → handler, plus the command menu shown by Telegram clients."""
+    """Command name → handler, plus the command menu shown by Telegram clients (descriptions are msgids)."""
 
     handlers: dict[str, CommandHandlerFn] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
+    #: commands in the menu of the bot's admins only (BOT_ADMINS), after everyone's
+    admin_descriptions: dict[str, str] = field(default_factory=dict)
 
-    def add(self, name: str, handler: CommandHandlerFn, description: str | None = None) -> None:
+    def add(self, name: str, handler: CommandHandlerFn, description: str | None = None, *,
+            admins_only: bool = False) -> None:
+        """Answer `/name` with `handler`; list it in the command menu when it has a `description` (a msgid)."""
         self.handlers[name] = handler
         if description:
-            self.descriptions[name] = description[:256]
+            (self.admin_descriptions if admins_only else self.descriptions)[name] = description
 
     def command_in(self, message: Message, bot_username: str | None) -> CommandCall | None:
         """The command a message carries in its text or caption, if any."""

@@ -1,0 +1,96 @@
+"""The catalogues: every msgid in the source translated in every language, placeholders and commands kept,
+plural forms as each language needs, compiled .mo files up to date, and Arabic fields isolated."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.i18n import FSI, PDI, Text, catalogues, ntr, tr
+from bot.tg import texts
+
+LANGUAGES = catalogues.translated_languages()
+SOURCE = catalogues.extract()
+PLACEHOLDER = re.compile(r"\{(\w*)\}")
+COMMAND = re.compile(r"(?<![\w/])/[a-z_]+")
+
+
+def _ids() -> list:
+    return [message.id for message in SOURCE if message.id]
+
+
+def _marks(text: str) -> tuple[list[str], list[str]]:
+    return sorted(PLACEHOLDER.findall(text)), sorted(COMMAND.findall(text))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_msgid_in_the_source_is_translated(language):
+    catalog = catalogues.read(language)
+    missing = []
+    for msgid in _ids():
+        message = catalog.get(msgid)
+        forms = (message.string if isinstance(message.string, tuple) else (message.string,)) if message else ("",)
+        if not all(forms):
+            missing.append(msgid)
+    assert missing == [], f"{len(missing)} texts lack a {language} translation (python -m bot.i18n.catalogues update)"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_translation_keeps_its_placeholders_and_commands(language):
+    broken = []
+    for message in catalogues.read(language):
+        if not message.id:
+            continue
+        original = message.id if isinstance(message.id, str) else message.id[-1]
+        forms = message.string if isinstance(message.string, tuple) else (message.string,)
+        broken += [(original, form) for form in forms if form and _marks(form) != _marks(original)]
+    assert broken == []
+
+
+@pytest.mark.parametrize(("language", "forms"), [("ru", 3), ("es", 2), ("pt", 2), ("id", 1), ("ar", 6)])
+def test_each_language_has_its_plural_forms(language, forms):
+    catalog = catalogues.read(language)
+    assert catalog.num_plurals == forms
+    plurals = [message for message in catalog if isinstance(message.id, tuple)]
+    assert plurals and all(len(message.string) == forms for message in plurals)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_shipped_mo_is_the_po_compiled(language):
+    assert catalogues.mo_path(language).read_bytes() == catalogues.compiled(catalogues.read(language)), (
+        "run python -m bot.i18n.catalogues compile")
+
+
+def test_russian_counts_take_their_three_forms():
+    assert [texts.cancelled_text(n, language="ru").split(".")[0] for n in (1, 3, 5, 11, 21, 22)] == [
+        "Отменена 1 задача", "Отменены 3 задачи", "Отменено 5 задач", "Отменено 11 задач", "Отменена 21 задача",
+        "Отменены 22 задачи"]
+
+
+def test_arabic_counts_take_their_six_forms():
+    def form(n: int) -> str:
+        return texts.cancelled_text(n, language="ar").replace(FSI, "").replace(PDI, "").split(".")[0]
+    assert [form(n) for n in (0, 1, 2, 5, 11, 100)] == [
+        "أُلغيت 0 مهمة", "أُلغيت 1 مهمة", "أُلغيت 2 مهمتان", "أُلغيت 5 مهام", "أُلغيت 11 مهمة", "أُلغيت 100 مهمة"]
+    assert ntr("ar", "You have used your {count} job for today.", "You have used your {count} jobs for today.",
+               2).endswith("مهمتان).")
+
+
+def test_arabic_isolates_each_field_and_each_command_but_no_other_language_does():
+    said = tr("ar", texts.USAGE_LINE, reason="x", usage="/upscale [2|4]")
+    assert f"{FSI}/upscale [2|4]{PDI}" in said and f"{FSI}x{PDI}" in said
+    assert tr("ar", texts.UNKNOWN_COMMAND).count(f"{FSI}/help{PDI}") == 1
+    assert tr("ar", "The upscale factor must be 2 or 4, for example /upscale 2").endswith(f"{FSI}/upscale 2{PDI}")
+    for language in ("en", "ru", "es"):
+        assert FSI not in tr(language, texts.USAGE_LINE, reason="x", usage="/upscale") + tr(language, texts.UNKNOWN_COMMAND)
+
+
+def test_a_text_made_before_the_language_is_known_renders_in_it_later():
+    later = Text("Padding can be at most {most} pixels a side.", {"most": 2000})
+    assert str(later) == "Padding can be at most 2000 pixels a side."
+    assert later.render("es") == "El margen puede ser de 2000 píxeles por lado como máximo."
+
+
+def test_an_unknown_language_is_english():
+    assert tr("xx", texts.MENU_PROMPT) == tr("en", texts.MENU_PROMPT) == texts.MENU_PROMPT
