@@ -182,6 +182,11 @@ class JobService:
             self._on_enqueued()
         return job
 
+    async def attach_status_message(self, job_id: int, message_id: int) -> bool:
+        """Give a stored job the status message sent for it; False when the job has ended meanwhile."""
+        async with self._sessions() as session, session.begin():
+            return await JobRepository(session).attach_status_message(job_id, message_id, now=self._clock())
+
     async def record_refused(self, request: JobRequest, reason: str) -> JobRecord | None:
         """Keep a refused request (bad arguments or input) as a failed job, for the record."""
         now = self._clock()

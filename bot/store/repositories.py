@@ -225,6 +225,15 @@ class JobRepository:
         )
         return cast(CursorResult[Any], result).rowcount
 
+    async def attach_status_message(self, job_id: int, message_id: int, *, now: datetime) -> bool:
+        """Record the status message of a job still in progress; False when it has already ended."""
+        result = await self._session.execute(
+            update(jobs_table)
+            .where(jobs_table.c.id == job_id, jobs_table.c.state.not_in(list(FINAL_STATES)))
+            .values(status_message_id=message_id, updated_at=now)
+        )
+        return cast(CursorResult[Any], result).rowcount == 1
+
     async def cancel_chat(self, chat_id: int, *, user_id: int | None, now: datetime) -> list[JobRecord]:
         """Cancel a chat's unfinished jobs (one user's; everyone's when `user_id` is None), dropping leases.
 

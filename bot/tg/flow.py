@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from telegram import Bot, ForceReply, InlineKeyboardMarkup, Message, ReplyParameters, User
@@ -98,15 +98,18 @@ async def show(source: Message, text: str, editable: Message | None,
 
 async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation: Operation | None,
                  reason: str, *, args: dict | None = None, editable: Message | None = None) -> None:
-    """Tell the user why a request cannot run, and keep a record of it as a failed job."""
+    """Keep a record of a request that cannot run as a failed job, and tell the user why.
+
+    The record comes first: the reply may wait for the chat's Telegram limit, and a crash meanwhile
+    must not leave the request without a trace (a redelivered update is recognised by its record).
+    """
+    if operation is not None:
+        try:
+            request = _job_request(source, operation, args or {}, [], await language_for(context, source))
+            await deps(context).jobs.record_refused(request, reason)
+        except Exception:  # the reply matters more than the record
+            log.exception("could not record a refused %s request", operation.name)
     await show(source, reason, editable)
-    if operation is None:
-        return
-    try:
-        request = _job_request(source, operation, args or {}, [], await language_for(context, source))
-        await deps(context).jobs.record_refused(request, reason)
-    except Exception:  # the reply matters more than the record
-        log.exception("could not record a refused %s request", operation.name)
 
 
 async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
@@ -202,45 +205,53 @@ async def react(source: Message, emoji: str) -> bool:
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
                 inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> None:
-    """Acknowledge the request, then store the job (or say which quota stops it).
+    """Store the job (or say what stops it), then acknowledge it.
 
-    A quick operation is acknowledged with a reaction on the user's message: its result follows in
-    seconds, and a reaction is one call where a status message is two (sent, then deleted). A slower
-    one, a menu being answered (it has to change anyway), or a chat where reactions are off gets a
-    status message. Either comes before the job is stored, so the job knows its status message and
-    the worker can never finish before it exists.
+    The job is stored before anything is sent: an acknowledgement may wait for the chat's Telegram
+    limit (the intake lets such a handler finish in the background), and a crash meanwhile must not
+    lose the request. A quick operation is acknowledged with a reaction on the user's message (one
+    call where a status message is two: sent, then deleted); a slower one, a menu being answered (it
+    has to change anyway), a follow-up, or a chat where reactions are off gets a status message,
+    which the job is given afterwards — or, when the job ended meanwhile, which is taken away again.
     """
     d = deps(context)
     # a follow-up pressed under the bot's own message is the presser's request, in their language
     language = language_of(requester.language_code) if requester is not None else await language_for(context, source)
     request = _job_request(source, operation, args, inputs, language, requester)
-    status = None
-    # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
-    quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
-    if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
-        quick = False  # the user chose a status message for quick jobs too (/settings)
-    if not (quick and await react(source, texts.ACK_REACTION)):
-        text, price = texts.queued_text(operation, args, language=language), d.jobs.price(request)
-        if price > 0:
-            text = f"{text} · {texts.cost_note(language, price)}"
-        status = await show(source, text, editable)
-        if status is not None:
-            request = replace(request, status_message_id=status.message_id)
     try:
         outcome = await d.jobs.enqueue(request)
     except Exception:
         log.exception("could not store a %s job", operation.name)
-        await show(source, tr(language, texts.QUEUE_FAILED), status)
+        await show(source, tr(language, texts.QUEUE_FAILED), editable)
         return
     if isinstance(outcome, NotEnoughCredits):
         can_buy = bool(d.credits and d.credits.policy.packs)
         await show(source, texts.not_enough_credits(request.language, outcome.price, outcome.available,
-                                                    outcome.free_per_day, can_buy=can_buy), status)
+                                                    outcome.free_per_day, can_buy=can_buy), editable)
         return
     if isinstance(outcome, QuotaExceeded):
-        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), status)
+        await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), editable)
         return
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
+    # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
+    quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
+    if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
+        quick = False  # the user chose a status message for quick jobs too (/settings)
+    if quick and await react(source, texts.ACK_REACTION):
+        return
+    text = texts.queued_text(operation, args, language=language)
+    if outcome.credits > 0:
+        text = f"{text} · {texts.cost_note(language, outcome.credits)}"
+    status = await show(source, text, editable)
+    if status is not None and not await d.jobs.attach_status_message(outcome.id, status.message_id):
+        await _tidy(status)  # the job ended before its status message was out
+
+
+async def _tidy(message: Message) -> None:
+    try:
+        await message.delete()
+    except TelegramError as error:  # already gone, or too old to delete: nothing worse for the user
+        log.debug("could not delete message %s: %s", message.message_id, error)
 
 
 def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
