@@ -182,6 +182,11 @@ class JobService:
             self._on_enqueued()
         return job
 
+    async def queued_ahead(self, job_id: int) -> int:
+        """How many jobs queued before this one still wait to be submitted (its place in the queue)."""
+        async with self._sessions() as session:
+            return await JobRepository(session).queued_ahead(job_id)
+
     async def attach_status_message(self, job_id: int, message_id: int) -> bool:
         """Give a stored job the status message sent for it; False when the job has ended meanwhile."""
         async with self._sessions() as session, session.begin():

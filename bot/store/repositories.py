@@ -271,6 +271,14 @@ class JobRepository:
         )
         return [_to_record(row._mapping) for row in result]
 
+    async def queued_ahead(self, job_id: int) -> int:
+        """How many jobs queued before this one are still waiting to be submitted."""
+        count = await self._session.scalar(
+            select(func.count()).select_from(jobs_table)
+            .where(jobs_table.c.state == JobState.QUEUED, jobs_table.c.id < job_id)
+        )
+        return int(count or 0)
+
     async def quota_usage(self, user_id: int, since: datetime) -> tuple[int, int]:
         """A user's jobs in progress and jobs queued since `since` (refused requests not counted), in one query."""
         active = case((jobs_table.c.state.not_in(list(FINAL_STATES)), 1), else_=0)

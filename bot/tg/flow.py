@@ -239,7 +239,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if quick and await react(source, texts.ACK_REACTION):
         return
-    text = texts.queued_text(operation, args, language=language)
+    text = texts.queued_text(operation, args, language=language, ahead=await d.jobs.queued_ahead(outcome.id))
     if outcome.credits > 0:
         text = f"{text} · {texts.cost_note(language, outcome.credits)}"
     status = await show(source, text, editable)

@@ -145,8 +145,14 @@ def status_line(operation: Operation | None, args: Mapping[str, object], state: 
 ACK_REACTION = "👀"
 
 
-def queued_text(operation: Operation, args: Mapping[str, object], *, language: str = DEFAULT_LANGUAGE) -> str:
-    return status_line(operation, args, JobState.QUEUED, language=language)
+def queued_text(operation: Operation, args: Mapping[str, object], *, language: str = DEFAULT_LANGUAGE,
+                ahead: int = 0) -> str:
+    """The status message of a job just queued; with `ahead` other jobs waiting before it, its place."""
+    if ahead <= 0:
+        return status_line(operation, args, JobState.QUEUED, language=language)
+    return "⏳ " + ntr(language, "{what} — queued, {count} job ahead. I'll reply with the result. /status · /cancel",
+                       "{what} — queued, {count} jobs ahead. I'll reply with the result. /status · /cancel",
+                       ahead, what=operation.describe(dict(args)))
 
 
 def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now: datetime, *,

@@ -471,3 +471,10 @@ async def test_preferences_of_users_and_chats_are_kept_and_merged(session: Async
     assert await chats.preferences(-100) == Preferences(None, {"followups": "everyone"})
     await users.set_preferences(10, now=NOW, language=None)  # back to Telegram's language
     assert await users.preferences(10) == Preferences(None, {"upscale_factor": 4})
+
+
+async def test_queued_ahead_counts_the_jobs_still_waiting_before_a_job(session: AsyncSession) -> None:
+    jobs = JobRepository(session)
+    first, second, third = [await jobs.add(new_job(chat_id=chat), now=NOW) for chat in (1, 2, 3)]
+    await jobs.update(first.id, owner=None, state=JobState.RUNNING)  # submitted: no longer waiting
+    assert [await jobs.queued_ahead(job.id) for job in (first, second, third)] == [0, 0, 1]

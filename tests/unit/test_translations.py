@@ -94,3 +94,14 @@ def test_a_text_made_before_the_language_is_known_renders_in_it_later():
 
 def test_an_unknown_language_is_english():
     assert tr("xx", texts.MENU_PROMPT) == tr("en", texts.MENU_PROMPT) == texts.MENU_PROMPT
+
+
+def test_a_queued_jobs_place_is_said_with_the_right_plural():
+    from bot.operations.catalogue import build_catalogue
+    from bot.operations.styles import load_catalogue
+    from bot.tg.texts import queued_text
+
+    upscale = build_catalogue(load_catalogue())["upscale"]
+    assert "queued, 1 job ahead" in queued_text(upscale, {"factor": 2}, ahead=1)
+    assert "queued, 3 jobs ahead" in queued_text(upscale, {"factor": 2}, ahead=3)
+    assert "ahead" not in queued_text(upscale, {"factor": 2})
