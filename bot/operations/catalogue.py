@@ -104,6 +104,8 @@ class Operation:
     cli: tuple[CliOption, ...] = ()
     #: argument texts a person may pick as their default in /settings (used when they type none)
     default_choices: tuple[str, ...] = ()
+    #: arguments offered as buttons when none are typed, for a photo of (width, height): (label, argument text)
+    presets: Callable[[int, int], list[tuple[Text, str]]] | None = None
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
@@ -187,6 +189,37 @@ def _parse_expand(text: str) -> Args:
     if not any(sides):
         raise ArgumentError(N_("At least one side needs some padding, for example /expand 100 0 100 0."))
     return dict(zip(("left", "top", "right", "bottom"), sides, strict=True))
+
+
+#: the /expand presets: (label, width part, height part) of the aspect ratios offered
+_EXPAND_RATIOS = ((N_("Square"), 1, 1), ("4:3", 4, 3), ("16:9", 16, 9), ("9:16", 9, 16))
+#: the "margin on every side" preset, as a share of the longer side
+_EXPAND_MARGIN_SHARE = 0.1
+
+
+def _expand_presets(max_side: int) -> Callable[[int, int], list[tuple[Text, str]]]:
+    """Paddings that make a photo square, 4:3, 16:9 or 9:16, or give it a margin, within the limits."""
+
+    def presets(width: int, height: int) -> list[tuple[Text, str]]:
+        # the size the worker hands the service: the photo fitted into the operation's longest side
+        if max(width, height) > max_side:
+            scale = max_side / max(width, height)
+            width, height = max(1, round(width * scale)), max(1, round(height * scale))
+        offered: list[tuple[Text, tuple[int, ...]]] = []
+        for label, a, b in _EXPAND_RATIOS:
+            if width * b < height * a:
+                extra = round(height * a / b) - width
+                padding: tuple[int, ...] = (extra // 2, 0, extra - extra // 2, 0)
+            else:
+                extra = round(width * b / a) - height
+                padding = (0, extra // 2, 0, extra - extra // 2)
+            offered.append((lazy(label), padding))
+        margin = max(1, round(_EXPAND_MARGIN_SHARE * max(width, height)))
+        offered.append((lazy(N_("Margin {pixels} px"), pixels=margin), (margin,) * 4))
+        return [(label, " ".join(map(str, padding))) for label, padding in offered
+                if any(padding) and max(padding) <= api.MAX_PADDING]
+
+    return presets
 
 
 def _check_prompt(prompt: str, *, example: str) -> str:
@@ -419,7 +452,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   N_("/expand <left> <top> <right> <bottom>"), 1,
                   _parse_expand, lambda a, i: api.ExpandRequest(image=i[0].ref, **a),
                   lambda a: lazy(N_("Expanded by {left}/{top}/{right}/{bottom} px"), **a), api.ExpandRequest,
-                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12,
+                  limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12, presets=_expand_presets(2048),
                   cli=(_option("--pad", nargs=4, type=int, metavar=("LEFT", "TOP", "RIGHT", "BOTTOM"),
                                required=True),)),
         Operation("replace", N_("Replace"), N_("Paint something where a mask is white"),

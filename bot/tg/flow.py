@@ -156,15 +156,15 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
 
 async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput], editable: Message | None) -> bool:
-    """/expand without numbers on a photo of known size: offer presets as buttons; True when offered."""
-    if operation.name != "expand" or args_text.strip() or len(images) != 1:
+    """No arguments typed, on a photo of known size: offer the operation's presets as buttons; True when offered."""
+    if operation.presets is None or args_text.strip() or len(images) != 1:
         return False
     size = presets.photo_size(source)
-    lang = language_of(source.from_user.language_code if source.from_user else None)
-    markup = presets.expand_keyboard(lang, *size, operation) if size else None
+    language = await language_for(context, source)
+    markup = presets.preset_keyboard(language, *size, operation) if size else None
     if markup is None:
         return False
-    picker = await show(source, tr(lang, texts.EXPAND_PICK), editable, markup)
+    picker = await show(source, tr(language, texts.PRESET_PICK, title=tr(language, operation.title)), editable, markup)
     if picker is not None:
         await remember_picker_images(context, picker.chat_id, picker.message_id, images)
     return True

@@ -22,7 +22,7 @@ async def test_expand_presets_make_the_right_geometry(bot, telegram, alice_chat)
     photo = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120))
     asked = telegram.user_sends(alice_chat, ALICE, text="/expand", reply_to=photo["message_id"])
     picker = await reply_to(telegram, alice_chat, asked)
-    assert picker.text == bot_texts.EXPAND_PICK
+    assert picker.text == "Expand: pick one, or type the numbers yourself."
     presets = buttons(picker)
     assert set(presets) == {"Square", "16:9", "9:16", "Margin 16 px"}  # 160x120 is already 4:3
     telegram.user_presses(alice_chat, ALICE, picker.message_id, presets["16:9"])

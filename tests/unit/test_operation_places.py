@@ -43,7 +43,7 @@ def test_an_endpoint_path_is_written_only_in_its_model_and_its_sandbox_renderer(
 
 @pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
 def test_no_module_outside_the_catalogue_branches_on_an_operation_name(operation):
-    quoted = rf"""== ["']{operation.name}["']|["']{operation.name}["'] ==|\.name == ["']{operation.name}"""
+    quoted = rf"""[=!]= ["']{operation.name}["']|["']{operation.name}["'] [=!]=|\bin \([^)]*["']{operation.name}["']"""
     assert places(quoted) <= {"operations/catalogue.py"}
 
 
