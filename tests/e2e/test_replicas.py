@@ -9,7 +9,9 @@ import sys
 import time
 from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
@@ -22,13 +24,25 @@ from tests.e2e.helpers import wait_media
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import private_chat
-from tests.harness import BotProcess, bot_settings, fakes, get_updates_calls, process_env, wait_until
+from tests.harness import (
+    WEBHOOK_PATH,
+    BotProcess,
+    bot_settings,
+    fakes,
+    free_port,
+    get_updates_calls,
+    process_env,
+    wait_until,
+)
 from tests.harness.chaos import Answers, ChaosConfig, Traffic
 
 pytestmark = pytest.mark.postgres
 
 #: the longest a fetching replica's death may leave updates unfetched
 TAKEOVER_S = 5.0
+#: the traffic sends several requests per user at once: a user's limit of jobs in progress would refuse some
+#: (a refusal is an answer, but not the result these tests count), as in the chaos experiment
+TRAFFIC_LIMITS = {"user_max_active_jobs": 100000}
 
 
 @pytest.fixture
@@ -40,8 +54,8 @@ async def pg_url(postgres_database: str) -> str:
 
 def replicas(telegram: FakeTelegram, sandbox, url: str, workdir: Path, count: int) -> list[BotProcess]:
     """`count` bot processes on one database, each with its own worker id (its job leases) and directory."""
-    return [BotProcess(bot_settings(telegram, sandbox, url, worker_id=f"replica-{number}"), workdir / f"r{number}",
-                       telegram) for number in range(count)]
+    return [BotProcess(bot_settings(telegram, sandbox, url, worker_id=f"replica-{number}", **TRAFFIC_LIMITS),
+                       workdir / f"r{number}", telegram) for number in range(count)]
 
 
 async def start_all(bots: list[BotProcess]) -> None:
@@ -74,6 +88,39 @@ async def kill_the_fetcher(telegram: FakeTelegram, bots: list[BotProcess]) -> tu
     return leader, time.monotonic() - killed_at
 
 
+async def outcome_of(telegram: FakeTelegram, requests: list, pg_url: str) -> tuple[Answers, dict[str, int], int]:
+    """Once every request is answered and every job settled: the answers, job counts by state, and how
+    many requests were stored as more than one job."""
+
+    def all_answered() -> bool:
+        answers = Answers.collect(telegram, requests)
+        return all(answers.answered(request) for request in requests)
+
+    await wait_until(all_answered, 90, "every request to be answered")
+    states: dict[str, int] = {}
+    for _ in range(60):  # a job whose result went out is recorded delivered a moment later
+        states, _ = await job_states(pg_url)
+        if all(state in {s.value for s in FINAL_STATES} for state in states):
+            break
+        await asyncio.sleep(0.5)
+    _, twice = await job_states(pg_url)
+    return Answers.collect(telegram, requests), states, twice
+
+
+def assert_nothing_lost(requests: list, answers: Answers, states: dict[str, int], twice: int, kills: int) -> None:
+    """0 lost, 0 stuck, no request stored twice, a result sent again at most once per kill."""
+    lost = [request for request in requests if not answers.answered(request)]
+    stuck = sum(count for state, count in states.items() if state not in {s.value for s in FINAL_STATES})
+    duplicated = [request for request in requests if answers.results[request] > 1]
+    assert lost == []
+    assert stuck == 0, states
+    assert twice == 0
+    assert sum(states.values()) == len(requests)
+    # a result sent again only when its replica died between Telegram's answer and the commit after it
+    assert len(duplicated) <= kills, duplicated
+    assert all(answers.results[request] + answers.failures[request] >= 1 for request in requests)
+
+
 @pytest.mark.timeout(240)
 async def test_three_replicas_lose_nothing_when_the_fetching_one_is_killed_again_and_again(tmp_path: Path,
                                                                                           pg_url: str):
@@ -91,39 +138,86 @@ async def test_three_replicas_lose_nothing_when_the_fetching_one_is_killed_again
                 takeovers.append(took)
                 await killed.start_replica()  # back as a replica that waits for the lock
             await sending
-            requests = traffic.requests
-
-            def all_answered() -> bool:
-                answers = Answers.collect(world.telegram, requests)
-                return all(answers.answered(request) for request in requests)
-
-            await wait_until(all_answered, 90, "every request to be answered")
-            states: dict[str, int] = {}
-
-            async def settled() -> bool:
-                nonlocal states
-                states, _ = await job_states(pg_url)
-                return all(state in {s.value for s in FINAL_STATES} for state in states)
-
-            for _ in range(60):  # a job whose result went out is recorded delivered a moment later
-                if await settled():
-                    break
-                await asyncio.sleep(0.5)
-            answers = Answers.collect(world.telegram, requests)
-            _, twice = await job_states(pg_url)
+            answers, states, twice = await outcome_of(world.telegram, traffic.requests, pg_url)
         finally:
             await asyncio.gather(*(bot.close() for bot in bots))
     assert all(took < TAKEOVER_S for took in takeovers), takeovers
-    lost = [request for request in requests if not answers.answered(request)]
-    stuck = sum(count for state, count in states.items() if state not in {s.value for s in FINAL_STATES})
-    duplicated = [request for request in requests if answers.results[request] > 1]
-    assert lost == []
-    assert stuck == 0, states
-    assert twice == 0
-    assert sum(states.values()) == len(requests)
-    # a result sent again only when its replica died between Telegram's answer and the commit after it
-    assert len(duplicated) <= kills, duplicated
-    assert all(answers.results[request] + answers.failures[request] >= 1 for request in requests)
+    assert_nothing_lost(traffic.requests, answers, states, twice, kills)
+
+
+class RoundRobin:
+    """A small load balancer on loopback: each webhook POST goes to the next replica that answers."""
+
+    def __init__(self, backends: list[str]) -> None:
+        self.backends = backends
+        self._next = 0
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+        self.served: dict[str, int] = dict.fromkeys(backends, 0)
+
+    async def start(self, port: int) -> None:
+        app = web.Application()
+        app.router.add_post("/{path:.*}", self._forward)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self.url = f"http://127.0.0.1:{port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        headers = {name: value for name, value in request.headers.items()
+                   if name.lower() in ("content-type", "x-telegram-bot-api-secret-token")}
+        async with aiohttp.ClientSession() as session:
+            for _ in range(len(self.backends)):
+                backend = self.backends[self._next % len(self.backends)]
+                self._next += 1
+                try:
+                    async with session.post(backend + request.path_qs, data=body, headers=headers,
+                                            timeout=aiohttp.ClientTimeout(total=10)) as answer:
+                        self.served[backend] += 1
+                        return web.Response(status=answer.status, body=await answer.read())
+                except (aiohttp.ClientError, TimeoutError):
+                    continue  # that replica is down: the next one takes the update
+        return web.Response(status=502)
+
+
+@pytest.mark.timeout(240)
+async def test_three_webhook_replicas_behind_a_balancer_lose_nothing_when_one_is_killed(tmp_path: Path,
+                                                                                       pg_url: str):
+    kills = 3
+    async with fakes(task_seconds=0.5) as world:
+        ports = [free_port() for _ in range(3)]
+        balancer = RoundRobin([f"http://127.0.0.1:{port}" for port in ports])
+        await balancer.start(free_port())
+        bots = []
+        for number, port in enumerate(ports):
+            values = bot_settings(world.telegram, world.sandbox, pg_url, webhook=True, http_port=port,
+                                  worker_id=f"webhook-{number}", **TRAFFIC_LIMITS)
+            values["TELEGRAM_WEBHOOK_URL"] = balancer.url + WEBHOOK_PATH  # every replica names the balancer
+            bots.append(BotProcess(values, tmp_path / f"w{number}", world.telegram))
+        try:
+            for bot in bots:
+                await bot.start()
+            traffic = Traffic(world.telegram, ChaosConfig(jobs=60, chats=16, send_seconds=16), random.Random(7))
+            sending = asyncio.create_task(traffic.send_all())
+            for round_ in range(kills):
+                await asyncio.sleep(3.0)
+                victim = bots[round_ % len(bots)]
+                await victim.kill()  # SIGKILL: updates in its inbox lease, jobs anywhere in their life
+                await asyncio.sleep(1.0)
+                await victim.start()
+            await sending
+            answers, states, twice = await outcome_of(world.telegram, traffic.requests, pg_url)
+        finally:
+            await asyncio.gather(*(bot.close() for bot in bots))
+            await balancer.stop()
+    assert all(count > 0 for count in balancer.served.values()), balancer.served  # the work was spread
+    assert world.telegram.pending_updates == 0
+    assert_nothing_lost(traffic.requests, answers, states, twice, kills)
 
 
 @pytest.mark.timeout(120)
