@@ -75,7 +75,7 @@ async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     await answer(query)
     operation = d.operations.get(job.operation)
-    caption = texts.caption("✅ " + operation.describe(job.args)) if operation else None
+    caption = texts.caption("✅ " + render(lang, operation.describe(job.args))) if operation else None
     try:
         await _send(context, listing, job, caption)
     except TelegramError as error:
