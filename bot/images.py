@@ -12,8 +12,9 @@ cheap and safe:
    from EXIF, converted to 8-bit RGB or RGBA, resized, and re-encoded without EXIF (the colour
    profile stays).
 
-Any Pillow failure becomes `ImageRejected`, whose `reason` tells the user what to send instead.
-This module is a leaf: it imports nothing from the rest of `bot`.
+Any Pillow failure becomes `ImageRejected`, whose `text` tells the user what to send instead (a msgid
+rendered later in the user's language; `reason` is its English). This module is a leaf: it imports
+nothing from the rest of `bot` but `bot.i18n` (itself a leaf).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
+
+from bot.i18n import N_, Text, lazy
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -86,19 +89,20 @@ _MIME_TO_FORMAT = {
     "image/x-icon": "ICO",
 }
 _MIME_DESCRIPTIONS = {
-    "image/jpeg": "JPEG images",
-    "image/png": "PNG images",
-    "image/webp": "WebP images",
-    "image/gif": "GIF images",
-    "image/bmp": "BMP images",
-    "image/tiff": "TIFF images",
-    "image/x-icon": "Icon files",
-    "image/heic": "HEIC photos",
-    "image/heif": "HEIF photos",
-    "image/avif": "AVIF images",
-    "image/jxl": "JPEG XL images",
-    "image/svg+xml": "SVG drawings",
+    "image/jpeg": N_("JPEG images"),
+    "image/png": N_("PNG images"),
+    "image/webp": N_("WebP images"),
+    "image/gif": N_("GIF images"),
+    "image/bmp": N_("BMP images"),
+    "image/tiff": N_("TIFF images"),
+    "image/x-icon": N_("Icon files"),
+    "image/heic": N_("HEIC photos"),
+    "image/heif": N_("HEIF photos"),
+    "image/avif": N_("AVIF images"),
+    "image/jxl": N_("JPEG XL images"),
+    "image/svg+xml": N_("SVG drawings"),
 }
+_OTHER_KIND = N_("Images of this kind")
 # iPhone photos are HEIC as files, but Telegram converts them to JPEG when sent as a photo.
 _SEND_AS_PHOTO_HINT = {"image/heic", "image/heif", "image/avif"}
 
@@ -108,13 +112,18 @@ _AVIF_BRANDS = {b"avif", b"avis"}
 
 
 class ImageRejected(ValueError):
-    """An input image we will not process; `reason` is a short user-facing sentence saying what to send instead."""
+    """An input image we will not process; `text` is a short user-facing sentence saying what to send instead.
+
+    The checks do not know the user's language: `text` is rendered where it is shown; `reason` is its English.
+    """
 
     reason: str
+    text: Text
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str | Text) -> None:
+        self.text = reason if isinstance(reason, Text) else lazy(reason)
+        self.reason = str(self.text)
+        super().__init__(self.reason)
 
 
 @dataclass(frozen=True)
@@ -329,12 +338,10 @@ def _release_freed_memory() -> None:
 def _open_checked(data: bytes, limits: ImageLimits) -> tuple[ImageFile.ImageFile, ImageInfo]:
     accepted = _accepted_phrase(limits)
     if not data:
-        raise ImageRejected(f"The file is empty. Send a {accepted} photo.")
+        raise ImageRejected(lazy("The file is empty. Send a {accepted} photo.", accepted=accepted))
     if len(data) > limits.max_bytes:
-        raise ImageRejected(
-            f"This file is too large ({_megabytes(len(data))}). "
-            f"Send an image under {_megabytes(limits.max_bytes)}."
-        )
+        raise ImageRejected(lazy("This file is too large ({size}). Send an image under {most}.",
+                                 size=_megabytes(len(data)), most=_megabytes(limits.max_bytes)))
     mime = sniff_mime(data)
     if mime is not None and _MIME_TO_FORMAT.get(mime) not in limits.formats:
         raise ImageRejected(_unsupported_reason(mime, accepted))
@@ -361,47 +368,44 @@ def _open_header(data: bytes, mime: str | None, limits: ImageLimits) -> ImageFil
         raise ImageRejected(_too_many_pixels_reason(limits)) from exc
     except UnidentifiedImageError as exc:
         if mime is None:
-            raise ImageRejected(
-                f"This file is not an image I can read. Send a {_accepted_phrase(limits)} photo."
-            ) from exc
+            raise ImageRejected(lazy("This file is not an image I can read. Send a {accepted} photo.",
+                                     accepted=_accepted_phrase(limits))) from exc
         raise ImageRejected(_damaged_reason(limits)) from exc
     except _PILLOW_ERRORS as exc:
         raise ImageRejected(_damaged_reason(limits)) from exc
 
 
-def _header_info(image: ImageFile.ImageFile, accepted: str, limits: ImageLimits) -> ImageInfo:
+def _header_info(image: ImageFile.ImageFile, accepted: str | Text, limits: ImageLimits) -> ImageInfo:
     # An MPO is a JPEG with extra views (stereo, depth) appended; phones write them. Only the first
     # view is ever decoded, so it is a one-frame JPEG for our purposes.
     is_mpo = image.format == "MPO"
     fmt = "JPEG" if is_mpo else (image.format or "")
     if fmt not in limits.formats:
-        raise ImageRejected(f"This kind of image is not supported here. Send a {accepted} photo.")
+        raise ImageRejected(lazy("This kind of image is not supported here. Send a {accepted} photo.",
+                                 accepted=accepted))
     frames = 1 if is_mpo else int(getattr(image, "n_frames", 1))
     if frames > 1:
-        raise ImageRejected(f"Animated images are not supported. Send a still image ({accepted}).")
+        raise ImageRejected(lazy("Animated images are not supported. Send a still image ({accepted}).",
+                                 accepted=accepted))
     width, height = image.size
     return ImageInfo(format=fmt, width=width, height=height, mode=image.mode, frames=frames)
 
 
 def _check_geometry(info: ImageInfo, limits: ImageLimits) -> None:
     width, height = info.width, info.height
-    dimensions = f"{width}×{height} pixels"
+    dimensions = lazy("{width}×{height} pixels", width=width, height=height)
     if width * height > limits.max_pixels:
-        raise ImageRejected(
-            f"This image is too large ({dimensions}). "
-            f"Send an image of at most {limits.max_pixels / 1_000_000:g} megapixels."
-        )
+        raise ImageRejected(lazy("This image is too large ({dimensions}). Send an image of at most {most} megapixels.",
+                                 dimensions=dimensions, most=f"{limits.max_pixels / 1_000_000:g}"))
     # Aspect before size: for a thin strip, "too narrow" is the more useful of the two answers.
     if min(width, height) > 0 and max(width, height) / min(width, height) > limits.max_aspect:
-        raise ImageRejected(
-            f"This image is too long and narrow ({dimensions}). "
-            f"Send an image whose long side is at most {limits.max_aspect:g} times its short side."
-        )
+        raise ImageRejected(lazy(
+            "This image is too long and narrow ({dimensions}). "
+            "Send an image whose long side is at most {most} times its short side.",
+            dimensions=dimensions, most=f"{limits.max_aspect:g}"))
     if min(width, height) < max(1, limits.min_side):
-        raise ImageRejected(
-            f"This image is too small ({dimensions}). "
-            f"Send an image at least {limits.min_side} pixels on each side."
-        )
+        raise ImageRejected(lazy("This image is too small ({dimensions}). Send an image at least {least} pixels on each side.",
+                                 dimensions=dimensions, least=limits.min_side))
 
 
 def _normalise(image: ImageFile.ImageFile, limits: ImageLimits) -> PreparedImage:
@@ -496,7 +500,7 @@ def _encode_within(
         data = _encode(image, fmt, quality, icc_profile)
     if len(data) <= cap:
         return data, image
-    raise ImageRejected("I could not make this image small enough to process. Send a smaller photo.")
+    raise ImageRejected(lazy("I could not make this image small enough to process. Send a smaller photo."))
 
 
 def _encode(image: Image.Image, fmt: str, quality: int, icc_profile: bytes | None) -> bytes:
@@ -535,37 +539,37 @@ def _looks_like_svg(data: bytes) -> bool:
     return b"<svg" in head
 
 
-def _accepted_phrase(limits: ImageLimits) -> str:
+def _accepted_phrase(limits: ImageLimits) -> str | Text:
     ordered = [f for f in _PREFERRED_ORDER if f in limits.formats]
     ordered += sorted(f for f in limits.formats if f not in _PREFERRED_ORDER)
     names = [_DISPLAY_NAMES.get(f, f) for f in ordered]
     if len(names) <= 1:
         return "".join(names) or "JPEG"
-    return f"{', '.join(names[:-1])} or {names[-1]}"
+    return lazy("{names} or {last}", names=", ".join(names[:-1]), last=names[-1])
 
 
-def _unsupported_reason(mime: str, accepted: str) -> str:
-    kind = _MIME_DESCRIPTIONS.get(mime, "Images of this kind")
+def _unsupported_reason(mime: str, accepted: str | Text) -> Text:
+    kind = lazy(_MIME_DESCRIPTIONS.get(mime, _OTHER_KIND))
     if mime in _SEND_AS_PHOTO_HINT:
-        return f"{kind} are not supported here. Send it as a photo rather than a file, or send a {accepted}."
-    return f"{kind} are not supported here. Send a {accepted} photo."
+        return lazy("{kind} are not supported here. Send it as a photo rather than a file, or send a {accepted}.",
+                    kind=kind, accepted=accepted)
+    return lazy("{kind} are not supported here. Send a {accepted} photo.", kind=kind, accepted=accepted)
 
 
-def _damaged_reason(limits: ImageLimits) -> str:
-    return (
-        "The file is damaged or incomplete. "
-        f"Send the photo again, as a {_accepted_phrase(limits)}."
-    )
+def _damaged_reason(limits: ImageLimits) -> Text:
+    return lazy("The file is damaged or incomplete. Send the photo again, as a {accepted}.",
+                accepted=_accepted_phrase(limits))
 
 
-def _too_many_pixels_reason(limits: ImageLimits) -> str:
-    return f"This image is too large. Send an image of at most {limits.max_pixels / 1_000_000:g} megapixels."
+def _too_many_pixels_reason(limits: ImageLimits) -> Text:
+    return lazy("This image is too large. Send an image of at most {most} megapixels.",
+                most=f"{limits.max_pixels / 1_000_000:g}")
 
 
-def _megabytes(size: int) -> str:
+def _megabytes(size: int) -> Text:
     # Rounded up, so a file just over a 20 MB limit reads "20.1 MB", not "20 MB".
     tenths = math.ceil(size * 10 / (1024 * 1024))
-    return f"{tenths // 10} MB" if tenths % 10 == 0 else f"{tenths / 10:.1f} MB"
+    return lazy("{size} MB", size=f"{tenths // 10}" if tenths % 10 == 0 else f"{tenths / 10:.1f}")
 
 
 _SUFFIX_FORMATS = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP"}

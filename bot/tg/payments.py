@@ -22,9 +22,9 @@ from telegram.ext import (
 )
 
 from bot.credits import Pack, pack_of
-from bot.i18n import language_of, tr
+from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import deps
+from bot.tg.context import deps, language_for
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ async def send_invoice(message: Message, language: str, pack: Pack) -> None:
 async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A pack chosen from /buy's keyboard: its invoice, if the pack is still offered."""
     query = update.callback_query
-    language = language_of(query.from_user.language_code)
+    language = await language_for(context, update=update)
     credits = deps(context).credits
     pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), credits.policy.packs if credits else ())
     message = query.message if isinstance(query.message, Message) else None
@@ -68,7 +68,7 @@ async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     """Accept a checkout only for a pack still offered, in Stars, at its price, from someone who may use the bot."""
     query = update.pre_checkout_query
     d = deps(context)
-    language = language_of(query.from_user.language_code)
+    language = await language_for(context, update=update)
     pack = pack_of(query.invoice_payload, d.credits.policy.packs if d.credits else ())
     error = None
     if pack is None or query.currency != STARS or query.total_amount != pack.stars:
@@ -103,7 +103,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     log.info("payment %s: %d credits for user %s", payment.telegram_payment_charge_id, pack.credits,
              message.from_user.id)
     balance = await d.credits.balance(message.from_user.id, chat_id=message.chat_id, chat_type=message.chat.type)
-    language = language_of(message.from_user.language_code)
+    language = await language_for(context, message)
     try:
         await message.reply_text(tr(language, texts.PURCHASED, credits=pack.credits, balance=balance.credits))
     except TelegramError as error:

@@ -88,6 +88,10 @@ STATUS_COMMAND = N_("Your jobs in progress")
 CANCEL_COMMAND = N_("Stop your jobs in this chat (admins: /cancel all)")
 LANGUAGE_COMMAND = N_("Choose my language")
 BALANCE_COMMAND = N_("The service's credit balance")
+CREDITS_COMMAND = N_("Your credits")
+BUY_COMMAND = N_("Buy credits with Telegram Stars")
+HISTORY_COMMAND = N_("Your recent results; send one again")
+SETTINGS_COMMAND = N_("Your defaults (groups: the group's, for admins)")
 
 #: the bot's profile texts (setMyDescription: at most 512 characters; setMyShortDescription: at most 120)
 BOT_DESCRIPTION = N_("I edit photos with AI: upscale, retouch, remove the background, colorize, restore, "
@@ -284,8 +288,6 @@ ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401):
 
 # --- credits and payments (bot.credits; engineer C translates) ---------------------------------------
 
-COST_ONE = N_("{count} credit")
-COST_MANY = N_("{count} credits")
 NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
 MORE_BY_BUYING = N_("Buy more with /buy.")
 MORE_TOMORROW = N_("Tomorrow you get {free} free credits again.")
@@ -323,7 +325,7 @@ POOL_CAP_OFF = N_("Members may now use this group's pool without a daily limit."
 
 def cost_note(language: str, credits: int) -> str:
     """What a job costs, as its status and result captions say it ("3 credits")."""
-    return ntr(language, COST_ONE, COST_MANY, credits)
+    return ntr(language, "{count} credit", "{count} credits", credits)
 
 
 def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool) -> str:

@@ -10,10 +10,10 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartError
-from bot.i18n import language_of, tr
+from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, sender_id
+from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.jobs import ADMIN_STATUSES
 from bot.tg.handlers.router import Router
@@ -22,14 +22,9 @@ from bot.tg.payments import packs_keyboard
 log = logging.getLogger(__name__)
 
 
-def _language(update: Update) -> str:
-    user = update.effective_user
-    return language_of(user.language_code if user else None)
-
-
 async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """The caller's credits, today's free allowance and this group's pool; admins also the service's tokens."""
-    d, message, language = deps(context), update.effective_message, _language(update)
+    d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     owner = sender_id(message)
     lines = []
     if d.credits is not None and owner is not None:
@@ -43,16 +38,16 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     if user is not None and user.id in d.access.admins:
         try:
             service = await d.client.credits()
-            lines.append(texts.balance_text(service.total, service.remaining))
+            lines.append(texts.balance_text(service.total, service.remaining, language=language))
         except AiartError as error:
             log.warning("balance query failed: %r", error)
             lines.append(tr(language, texts.BALANCE_SERVICE_FAILED))
-    await reply(message, "\n".join(lines) if lines else texts.ADMINS_ONLY)
+    await reply(message, "\n".join(lines) if lines else tr(language, texts.ADMINS_ONLY))
 
 
 async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """The packs on sale, as buttons that send their invoices; or that payments are off."""
-    d, language = deps(context), _language(update)
+    d, language = deps(context), await language_for(context, update=update)
     packs = d.credits.policy.packs if d.credits is not None else ()
     if not packs:
         await reply(update.effective_message, tr(language, texts.PAYMENTS_OFF))
@@ -62,10 +57,10 @@ async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandC
 
 async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """/refund <charge id> (admins): return a payment's Stars and take its credits back, unless they were spent."""
-    d, message, language = deps(context), update.effective_message, _language(update)
+    d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     user = update.effective_user
     if user is None or user.id not in d.access.admins or d.credits is None:
-        await reply(message, texts.ADMINS_ONLY)
+        await reply(message, tr(language, texts.ADMINS_ONLY))
         return
     charge_id = call.args.strip()
     if not charge_id or " " in charge_id:
@@ -97,7 +92,7 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
 
 async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """/pool add N, /pool cap N|off (group admins): fill the group's pool from one's own credits; cap each member."""
-    d, message, language = deps(context), update.effective_message, _language(update)
+    d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     chat = update.effective_chat
     if chat.type == ChatType.PRIVATE or d.credits is None:
         await reply(message, tr(language, texts.POOL_GROUPS_ONLY))
@@ -136,7 +131,7 @@ async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message,
 
 
 def register(router: Router) -> None:
-    router.add("balance", show_balance, "Your credits")
-    router.add("buy", buy, "Buy credits with Telegram Stars")
+    router.add("balance", show_balance, texts.CREDITS_COMMAND)
+    router.add("buy", buy, texts.BUY_COMMAND)
     router.add("pool", pool)
     router.add("refund", refund)

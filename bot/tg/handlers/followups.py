@@ -14,12 +14,12 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
-from bot.i18n import language_of, tr
+from bot.i18n import tr
 from bot.jobs.people import FOLLOWUPS_EVERYONE
 from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts
-from bot.tg.context import deps
+from bot.tg.context import deps, language_for
 from bot.tg.flow import queue
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     """A follow-up button was pressed."""
     query = update.callback_query
     d = deps(context)
-    lang = language_of(query.from_user.language_code)
+    lang = await language_for(context, update=update)
     choice = followups.parse(query.data)
     message = query.message if isinstance(query.message, Message) else None
     job = await d.people.job(choice.job_id) if choice is not None and d.people is not None else None

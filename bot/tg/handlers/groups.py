@@ -9,8 +9,9 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, ChatMemberHandler, ContextTypes
 
-from bot.i18n import language_of, tr
+from bot.i18n import tr
 from bot.tg import texts
+from bot.tg.context import language_for
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ async def on_my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     if change.old_chat_member.status not in _OUT or change.new_chat_member.status not in _IN:
         return
-    lang = language_of(change.from_user.language_code if change.from_user else None)
+    lang = await language_for(context, update=update)
     try:
         await context.bot.send_message(change.chat.id, tr(lang, texts.GROUP_GREETING, bot=context.bot.username))
     except TelegramError as error:

@@ -10,11 +10,11 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputMediaDocum
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
-from bot.i18n import language_of, tr
+from bot.i18n import render, tr
 from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, sender_id
+from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
@@ -39,7 +39,7 @@ def history_text(lang: str, jobs: list[JobRecord], operations) -> str:
     lines = [tr(lang, texts.HISTORY_TITLE)]
     for number, job in enumerate(jobs, start=1):
         operation = operations.get(job.operation)
-        what = operation.describe(job.args) if operation else job.operation
+        what = render(lang, operation.describe(job.args)) if operation else job.operation
         outcome = tr(lang, _OUTCOMES.get(job.state, texts.OUTCOME_ACTIVE))
         lines.append(tr(lang, texts.HISTORY_LINE, number=number, what=what[:80], when=_when(job.created_at),
                         outcome=outcome))
@@ -50,7 +50,7 @@ async def show_history(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     """List the caller's recent jobs here, with a button to send each result again."""
     message, d = update.effective_message, deps(context)
     user_id = sender_id(message)
-    lang = language_of(message.from_user.language_code if message.from_user else None)
+    lang = await language_for(context, update=update)
     if d.people is None or user_id is None:
         return
     jobs = await d.people.recent(message.chat_id, user_id, limit=LISTED)
@@ -63,7 +63,7 @@ async def show_history(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
 async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Send a stored result again, by its Telegram file ids."""
     query, d = update.callback_query, deps(context)
-    lang = language_of(query.from_user.language_code)
+    lang = await language_for(context, update=update)
     listing = query.message if isinstance(query.message, Message) else None
     job_id = (query.data or "").partition(":")[2]
     job = await d.people.job(int(job_id)) if job_id.isdigit() and d.people is not None else None
@@ -75,7 +75,7 @@ async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     await answer(query)
     operation = d.operations.get(job.operation)
-    caption = texts.caption("✅ " + operation.describe(job.args)) if operation else None
+    caption = texts.caption("✅ " + render(lang, operation.describe(job.args))) if operation else None
     try:
         await _send(context, listing, job, caption)
     except TelegramError as error:
@@ -105,5 +105,5 @@ async def _send(context: ContextTypes.DEFAULT_TYPE, listing: Message, job: JobRe
 
 
 def register(router: Router, application: Application) -> None:
-    router.add("history", show_history, "Your recent results; send one again")
+    router.add("history", show_history, texts.HISTORY_COMMAND)
     application.add_handler(CallbackQueryHandler(on_resend, pattern=rf"^{PREFIX}:\d+$"))

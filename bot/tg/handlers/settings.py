@@ -14,11 +14,11 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
-from bot.i18n import language_of, tr
+from bot.i18n import tr
 from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, UPSCALE_FACTOR, style_setting
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps
+from bot.tg.context import deps, language_for
 from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
@@ -79,7 +79,7 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
     """Show the settings that apply here: the caller's in private, the group's (to its admins) in groups."""
     message, d = update.effective_message, deps(context)
     user = message.from_user
-    lang = language_of(user.language_code if user else None)
+    lang = await language_for(context, update=update)
     if d.people is None or user is None:
         return
     if message.chat.type == ChatType.PRIVATE:
@@ -97,7 +97,7 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
 async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A button of a settings panel."""
     query, d = update.callback_query, deps(context)
-    lang = language_of(query.from_user.language_code)
+    lang = await language_for(context, update=update)
     panel = query.message if isinstance(query.message, Message) else None
     parts = (query.data or "").split(":")
     if panel is None or d.people is None or len(parts) < 2:
@@ -153,5 +153,5 @@ async def _edit(panel: Message, text: str, markup: InlineKeyboardMarkup) -> None
 
 
 def register(router: Router, application: Application) -> None:
-    router.add("settings", show_settings, "Your defaults (groups: the group's, for admins)")
+    router.add("settings", show_settings, texts.SETTINGS_COMMAND)
     application.add_handler(CallbackQueryHandler(on_settings_button, pattern=rf"^{PREFIX}:"))
