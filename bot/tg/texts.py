@@ -338,3 +338,4 @@ def not_enough_credits(language: str, price: int, available: int, free_per_day: 
     if not can_buy and free_per_day <= 0:
         parts.append(tr(language, MORE_FROM_OPERATOR))
     return " ".join(parts)
+REFUND_COMMAND = N_("Refund a Stars payment: /refund <charge id>")

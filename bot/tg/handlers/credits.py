@@ -134,4 +134,4 @@ def register(router: Router) -> None:
     router.add("balance", show_balance, texts.CREDITS_COMMAND)
     router.add("buy", buy, texts.BUY_COMMAND)
     router.add("pool", pool)
-    router.add("refund", refund)
+    router.add("refund", refund, texts.REFUND_COMMAND, admins_only=True)
