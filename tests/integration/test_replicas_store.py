@@ -12,11 +12,14 @@ from bot.store import session_factory
 from bot.store.replicas import ChatSendRepository, PollerLock
 from bot.tg.ratelimit import TelegramRateLimiter
 
+#: the backend a test is about (the db_url fixture runs others on both)
+ONLY_POSTGRES = pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)],
+                                        indirect=True)
+ONLY_SQLITE = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
-@pytest.mark.postgres
+
+@ONLY_POSTGRES  # the lock is PostgreSQL's
 async def test_one_replica_holds_the_poller_lock_and_another_takes_it_when_its_connection_dies(store_engine):
-    if store_engine.dialect.name != "postgresql":
-        pytest.skip("the lock is PostgreSQL's")
     stop = asyncio.Event()
     first, second = PollerLock(store_engine, retry=0.1), PollerLock(store_engine, retry=0.1)
     assert await first.acquire(stop)
@@ -28,9 +31,8 @@ async def test_one_replica_holds_the_poller_lock_and_another_takes_it_when_its_c
     await second.release()
 
 
+@ONLY_SQLITE  # one process
 async def test_on_sqlite_the_process_always_polls(store_engine):
-    if store_engine.dialect.name != "sqlite":
-        pytest.skip("one process")
     stop = asyncio.Event()
     assert await PollerLock(store_engine).acquire(stop)
     stop.set()
@@ -66,10 +68,8 @@ async def test_expired_state_is_gone_and_cleaned_up(store_engine):
     assert await conversations.cleanup() == 1
 
 
-@pytest.mark.postgres
+@ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store_engine):
-    if store_engine.dialect.name != "postgresql":
-        pytest.skip("SQLite is one process")
     async with session_factory(store_engine)() as session, session.begin():
         waits = [await ChatSendRepository(session).reserve(42, interval=1.0, burst=3) for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0]
