@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.add_argument("--task-seconds", type=float, default=3.0, help="how long tasks stay in progress")
     sandbox.add_argument("--credits", type=int, default=1000)
     sandbox.add_argument("--rate-limit", type=float, default=None, help="requests per second before 429")
+    sandbox.add_argument("--public-url", default=None,
+                         help="the root URL clients reach the sandbox at (e.g. http://sandbox:8090 in compose)")
     sandbox.add_argument("--webhook-url", default=None, help="POST each task's callback here when it ends")
     sandbox.add_argument("--webhook-lost", type=float, default=0.0, help="share of callbacks never sent")
     sandbox.add_argument("--webhook-late", type=float, default=0.0, help="share of callbacks sent late")
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         from bot.sandbox.callbacks import CallbackFaults
 
         config = SandboxConfig(api_key=args.api_key, task_seconds=args.task_seconds, credits=args.credits,
-                               rate_limit_per_s=args.rate_limit, webhook_url=args.webhook_url,
+                               rate_limit_per_s=args.rate_limit, webhook_url=args.webhook_url, public_url=args.public_url,
                                webhook_faults=CallbackFaults(lost=args.webhook_lost, late=args.webhook_late,
                                                              late_s=args.webhook_late_s,
                                                              duplicated=args.webhook_duplicated))

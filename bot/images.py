@@ -265,7 +265,9 @@ class PreparationSlots:
         info = inspect(data, limits)
         cost = min(info.width * info.height, self._max_pixels)
         await self._acquire(cost)
-        work = asyncio.ensure_future(asyncio.to_thread(_prepare_and_trim, data, limits))
+        # only a large decode leaves enough behind in an arena to be worth a trim (which costs milliseconds)
+        trim = info.width * info.height >= TRIM_FROM_PIXELS
+        work = asyncio.ensure_future(asyncio.to_thread(_prepare_and_trim, data, limits, trim))
         work.add_done_callback(lambda done: self._finished(done, cost))
         # shielded: a cancelled caller stops waiting, but the slot stays taken until the thread is done
         return await asyncio.shield(work)
@@ -311,11 +313,12 @@ class PreparationSlots:
             granted.set_result(None)
 
 
-def _prepare_and_trim(data: bytes, limits: ImageLimits) -> PreparedImage:
+def _prepare_and_trim(data: bytes, limits: ImageLimits, trim: bool) -> PreparedImage:
     try:
         return prepare(data, limits)
     finally:
-        _release_freed_memory()
+        if trim:
+            _release_freed_memory()
 
 
 def _load_malloc_trim() -> Callable[[int], int] | None:
@@ -327,6 +330,8 @@ def _load_malloc_trim() -> Callable[[int], int] | None:
 
 
 _MALLOC_TRIM = _load_malloc_trim()
+#: inputs of at least this many pixels are followed by a trim; smaller ones leave too little to matter
+TRIM_FROM_PIXELS = 4_000_000
 
 
 def _release_freed_memory() -> None:

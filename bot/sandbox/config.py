@@ -53,6 +53,9 @@ class SandboxConfig:
     faults: FaultConfig = field(default_factory=FaultConfig)
     #: where to POST a task's callback when it ends (None: no callbacks); may be set after start
     webhook_url: str | None = None
+    #: the root URL clients reach the sandbox at, for the URLs it hands out (uploads, results), when that is
+    #: not the address it listens on (0.0.0.0 in a container: `http://sandbox:8090`)
+    public_url: str | None = None
     #: lost, late and duplicated callbacks
     webhook_faults: CallbackFaults = field(default_factory=CallbackFaults)
 

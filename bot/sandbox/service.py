@@ -91,7 +91,7 @@ class Sandbox:
         self._runner = runner
         bound_host, bound_port = runner.addresses[0][:2]
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-        self.base_url = f"http://{shown_host}:{bound_port}"
+        self.base_url = (self.config.public_url or f"http://{shown_host}:{bound_port}").rstrip("/")
         self.static_url = f"{self.base_url}/static"
         logger.info("sandbox serving at %s", self.base_url)
         return self.base_url

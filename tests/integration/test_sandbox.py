@@ -838,3 +838,15 @@ async def test_serve_runs_until_cancelled() -> None:
     with pytest.raises(httpx.ConnectError):
         async with http_client() as client:
             await client.get(f"http://127.0.0.1:{port}/v1/credits")
+
+
+async def test_a_public_url_names_the_sandbox_in_the_urls_it_hands_out() -> None:
+    # listening on every interface in a container, reached by others as http://sandbox:8090
+    async with running(SandboxConfig(api_key=API_KEY, task_seconds=FAST, public_url="http://sandbox.test:8090/")) as (
+            sandbox, _):
+        async with http_client(base_url=f"http://127.0.0.1:{sandbox._runner.addresses[0][1]}",
+                               headers={"Authorization": f"Bearer {API_KEY}"}) as client:
+            slot = (await client.get("/v1/upload/sign", params={"type": "img2img", "suffix": "jpg"})).json()["data"]
+    assert sandbox.base_url == "http://sandbox.test:8090"
+    assert slot["upload_url"].startswith("http://sandbox.test:8090/upload/")
+    assert slot["url"].startswith("http://sandbox.test:8090/uploads/")
