@@ -15,7 +15,7 @@ from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import reply
-from bot.tg.handlers.jobs import ADMIN_STATUSES
+from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.payments import packs_keyboard
 
@@ -122,12 +122,9 @@ async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message,
     if message.from_user is None or message.sender_chat is not None:
         # an anonymous admin or a channel has no credits of its own to move
         return tr(language, texts.POOL_ADMINS_ONLY)
-    try:
-        member = await context.bot.get_chat_member(message.chat_id, message.from_user.id)
-    except TelegramError as error:
-        log.warning("could not check admin status in chat %s: %s", message.chat_id, error)
-        return tr(language, texts.POOL_ADMIN_CHECK_FAILED)
-    return None if member.status in ADMIN_STATUSES else tr(language, texts.POOL_ADMINS_ONLY)
+    refusal = await admin_refusal(context, message.chat_id, message.from_user.id, None,
+                                  not_admin=texts.POOL_ADMINS_ONLY, check_failed=texts.POOL_ADMIN_CHECK_FAILED)
+    return None if refusal is None else tr(language, refusal)
 
 
 def register(router: Router) -> None:

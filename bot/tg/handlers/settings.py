@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
-from telegram.constants import ChatMemberStatus, ChatType
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
@@ -21,6 +21,7 @@ from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
 from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
+from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,6 @@ PREFIX = "set"
 LANGUAGE_DATA = "lang:?"
 #: the style groups a person can set a default for
 STYLE_GROUPS = ("art", "headshot", "imagine")
-ADMIN_STATUSES = frozenset({ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR})
 
 
 def _button(text: str, *parts: str) -> InlineKeyboardButton:
@@ -67,12 +67,9 @@ def style_choices(lang: str, group: str, styles) -> InlineKeyboardMarkup:
 
 async def refusal_for_group(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, lang: str) -> str | None:
     """Why this user may not change the group's settings, or None if they may (failing closed)."""
-    try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
-    except TelegramError as error:
-        log.warning("could not check admin status in chat %s: %s", chat_id, error)
-        return tr(lang, texts.SETTINGS_CHECK_FAILED)
-    return None if member.status in ADMIN_STATUSES else tr(lang, texts.SETTINGS_ADMINS_ONLY)
+    refusal = await admin_refusal(context, chat_id, user_id, None, not_admin=texts.SETTINGS_ADMINS_ONLY,
+                                  check_failed=texts.SETTINGS_CHECK_FAILED)
+    return None if refusal is None else tr(lang, refusal)
 
 
 async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
