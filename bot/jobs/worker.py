@@ -44,6 +44,7 @@ from bot.jobs.writes import JobWrites
 from bot.metrics import Metrics
 from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
+from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class Worker:
         self._clock = clock
         self._rng = rng or random.Random()
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
-        self._chat_slots = asyncio.Semaphore(config.chat_concurrency)
+        self._chat_slots = LendingSlots(config.chat_concurrency)
         self._preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
@@ -383,7 +384,7 @@ class Worker:
         await self._reschedule(job, delay, state=JobState.QUEUED, attempts=attempts)
 
     async def _prepare_input(self, operation: Operation, file_id: str) -> PreparedImage:
-        async with self._chat_slots:
+        async with self._chat_slots.hold():
             data = await self._notifier.fetch_input(file_id)
         # Pillow work off the event loop, so polling and delivery of other jobs go on meanwhile
         return await self._preparation.prepare(data, operation.limits)
@@ -472,7 +473,7 @@ class Worker:
         if await self._update(job, lease_until=self._clock() + self.config.deliver_lease) is None:
             return
         try:
-            async with self._chat_slots:
+            async with self._chat_slots.hold():
                 sent = await self._notifier.deliver(job, operation, files)
         except Exception as error:
             await self._delivery_failed(job, operation, error)

@@ -16,7 +16,7 @@ from telegram.ext import Application
 
 from bot.tg.context import update_sender_id
 from bot.tg.notifier import retry_seconds
-from bot.tg.ratelimit import ON_WAIT
+from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
 

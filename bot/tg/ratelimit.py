@@ -15,9 +15,10 @@ is retried. A call that would wait longer than `max_wait` for its chat (a busy g
 20 a minute) is not held: it fails at once with RetryAfter, like a 429 that never reached Telegram,
 so the worker reschedules the delivery and its slot goes to other chats.
 
-A call that has to wait for its chat's budget runs inside ON_WAIT's context manager when the caller
-set one: the update intake sets it, so a handler waiting to post in a chat over its limit holds
-neither a handler slot nor the getUpdates offset that other chats need.
+A call that has to wait for its chat's budget runs inside ON_WAIT's context manager (bot.waiting) when
+the caller set one: the update intake sets it, so a handler waiting to post in a chat over its limit
+holds neither a handler slot nor the getUpdates offset that other chats need; the worker sets it, so
+a result waiting for its chat holds none of the delivery slots other chats' results need.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Coroutine
-from contextlib import AbstractAsyncContextManager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
@@ -40,6 +39,8 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.waiting import ON_WAIT
+
 log = logging.getLogger(__name__)
 
 #: Bot API methods that post, change or remove something in a chat: the ones flood limits count
@@ -47,9 +48,6 @@ _FLOOD_PREFIXES = ("send", "edit", "copy", "forward", "delete")
 _FLOOD_METHODS = frozenset({"setMessageReaction", "pinChatMessage", "unpinChatMessage", "stopPoll"})
 #: chats whose budgets are checked for being idle once this many are known
 _FORGET_AFTER = 1024
-
-#: set by the caller's task: what to hold while a call waits for its chat's budget (see the module docstring)
-ON_WAIT: ContextVar[Callable[[], AbstractAsyncContextManager[None]] | None] = ContextVar("ON_WAIT", default=None)
 
 
 @dataclass(frozen=True)
