@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.ext import Application
 
 from bot.aiart import AiartClient
@@ -40,6 +40,7 @@ from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.store import ACTIVE_STATES, JobRepository, create_engine, migrate, session_factory
+from bot.store.db import Sessions
 from bot.store.replicas import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
@@ -253,7 +254,7 @@ async def _ping(engine: AsyncEngine) -> None:
         await connection.execute(text("SELECT 1"))
 
 
-async def _jobs_waiting(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+async def _jobs_waiting(sessions: Sessions) -> dict[str, int]:
     async with sessions() as session:
         counts = await JobRepository(session).counts_by_state()
     return {state.value: count for state, count in counts.items() if state in ACTIVE_STATES}

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.credits.packs import Pack
 from bot.store import JobRecord, JobRepository, JobState
@@ -69,7 +69,7 @@ async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, 
     return free_per_day if written else free
 
 
-async def plan(session: AsyncSession, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
+async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
                free_per_day: int) -> Plan | Shortfall:
     """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot."""
     credits = CreditRepository(session)
@@ -97,7 +97,7 @@ async def plan(session: AsyncSession, *, user_id: int, pool_chat_id: int | None,
     return Plan(user_id, price, tuple(draws))
 
 
-async def reserve(session: AsyncSession, job_id: int, spending: Plan, *, now: datetime) -> None:
+async def reserve(session: AsyncConnection, job_id: int, spending: Plan, *, now: datetime) -> None:
     """Write a job's reservation as `plan` decided it (in the transaction that locked the accounts and stores the job)."""
     await CreditRepository(session).append(
         [NewEntry(kind, owner, -amount, "reserve", key=f"job:{job_id}:reserve:{kind}:{owner}", job_id=job_id,
@@ -105,7 +105,7 @@ async def reserve(session: AsyncSession, job_id: int, spending: Plan, *, now: da
          for (kind, owner), amount in spending.draws], now=now)
 
 
-async def settle(session: AsyncSession, jobs: Iterable[JobRecord], *, now: datetime) -> None:
+async def settle(session: AsyncConnection, jobs: Iterable[JobRecord], *, now: datetime) -> None:
     """Charge delivered jobs and refund failed, expired and cancelled ones, each once (others are left alone)."""
     entries: list[NewEntry] = []
     credits = CreditRepository(session)
@@ -127,7 +127,7 @@ async def settle(session: AsyncSession, jobs: Iterable[JobRecord], *, now: datet
 # ---- payments ----------------------------------------------------------------------------------------
 
 
-async def purchase(session: AsyncSession, *, user_id: int, pack: Pack, charge_id: str, now: datetime) -> bool:
+async def purchase(session: AsyncConnection, *, user_id: int, pack: Pack, charge_id: str, now: datetime) -> bool:
     """Add a paid pack's credits, once per Telegram charge id; False when this payment was counted already."""
     credits = CreditRepository(session)
     await credits.lock([("user", user_id)], now=now)
@@ -146,7 +146,7 @@ class PaymentRefund:
     balance: int = 0
 
 
-async def take_back_payment(session: AsyncSession, charge_id: str, *, now: datetime) -> PaymentRefund:
+async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: datetime) -> PaymentRefund:
     """Take a payment's credits back (the caller refunds the Stars before committing); refuse if spent."""
     credits = CreditRepository(session)
     rows = await credits.for_charge(charge_id)
@@ -166,7 +166,7 @@ async def take_back_payment(session: AsyncSession, charge_id: str, *, now: datet
 # ---- group pools -------------------------------------------------------------------------------------
 
 
-async def move_to_pool(session: AsyncSession, *, user_id: int, chat_id: int, amount: int, now: datetime) -> int | None:
+async def move_to_pool(session: AsyncConnection, *, user_id: int, chat_id: int, amount: int, now: datetime) -> int | None:
     """Move bought credits from a user into a group's pool; the pool's new balance, or None if the user has too few."""
     credits = CreditRepository(session)
     accounts = await credits.lock([("user", user_id), ("pool", chat_id)], now=now)
@@ -177,7 +177,7 @@ async def move_to_pool(session: AsyncSession, *, user_id: int, chat_id: int, amo
     return accounts[("pool", chat_id)].balance + amount
 
 
-async def set_pool_cap(session: AsyncSession, *, chat_id: int, cap: int | None, now: datetime) -> None:
+async def set_pool_cap(session: AsyncConnection, *, chat_id: int, cap: int | None, now: datetime) -> None:
     """Set the most each member may spend from a group's pool a day (None: no cap)."""
     credits = CreditRepository(session)
     await credits.lock([("pool", chat_id)], now=now)
@@ -200,7 +200,7 @@ class Balance:
     pool_left: int | None = None
 
 
-async def balance(session: AsyncSession, *, user_id: int, pool_chat_id: int | None, now: datetime,
+async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, now: datetime,
                   free_per_day: int) -> Balance:
     """A user's bought credits, today's free allowance left, and the group's pool (read without locking)."""
     credits = CreditRepository(session)
@@ -218,7 +218,7 @@ async def balance(session: AsyncSession, *, user_id: int, pool_chat_id: int | No
     return Balance(accounts[("user", user_id)].balance, free_left, free_per_day, pool.balance, pool.member_cap, left)
 
 
-async def history(session: AsyncSession, user_id: int, *, limit: int = 50) -> list[Entry]:
+async def history(session: AsyncConnection, user_id: int, *, limit: int = 50) -> list[Entry]:
     """A user's ledger rows, newest first (their accounts' and what they took from pools): for /history."""
     return await CreditRepository(session).of_user(user_id, limit=limit)
 
@@ -226,7 +226,7 @@ async def history(session: AsyncSession, user_id: int, *, limit: int = 50) -> li
 # ---- audit -------------------------------------------------------------------------------------------
 
 
-async def audit(session: AsyncSession) -> list[str]:
+async def audit(session: AsyncConnection) -> list[str]:
     """Everything wrong with the books, in words (empty when they are right).
 
     Every balance equals the sum of its ledger rows and is not negative; every job that reserved

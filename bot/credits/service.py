@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.credits import ledger
 from bot.credits.packs import Pack
 from bot.credits.prices import Prices
 from bot.operations.catalogue import Operation
 from bot.store.credits import Entry
+from bot.store.db import Sessions
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
 
@@ -45,7 +44,7 @@ class CreditPolicy:
 class CreditService:
     """Balances, purchases, refunds and pools for the handlers; each call commits its own transaction."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], policy: CreditPolicy, *,
+    def __init__(self, sessions: Sessions, policy: CreditPolicy, *,
                  clock: Callable[[], datetime] = _utcnow) -> None:
         self._sessions = sessions
         self.policy = policy

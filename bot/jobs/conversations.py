@@ -10,8 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
+from bot.store.db import Sessions
 from bot.store.replicas import ConversationRepository, ConversationRow
 
 
@@ -22,7 +21,7 @@ def _now() -> datetime:
 class Conversations:
     """Read and write conversation state by (chat, kind, key); rows expire on their own."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Callable[[], datetime] = _now) -> None:
+    def __init__(self, sessions: Sessions, clock: Callable[[], datetime] = _now) -> None:
         self._sessions = sessions
         self._clock = clock
 

@@ -6,9 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.store import ChatRepository, UserRepository
+from bot.store.db import Sessions
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,7 @@ class ChosenLanguages:
 class LanguageChoices:
     """Reads and stores language choices for the chat side."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], *,
+    def __init__(self, sessions: Sessions, *,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._sessions = sessions
         self._clock = clock

@@ -10,9 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.store import ChatRepository, JobRecord, JobRepository, UserRepository
+from bot.store.db import Sessions
 
 
 def argument_setting(operation: str) -> str:
@@ -36,7 +35,7 @@ def style_setting(group: str) -> str:
 class PeopleService:
     """Settings and history for the chat side; each call is one short transaction."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession],
+    def __init__(self, sessions: Sessions,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._sessions = sessions
         self._clock = clock

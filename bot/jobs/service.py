@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.credits import CreditPolicy, Shortfall, ledger
 from bot.i18n import Text, nlazy
 from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
+from bot.store.db import Sessions
 
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
 #: a busy chat would otherwise cost two extra writes with every job
@@ -83,7 +82,7 @@ class Quotas:
 class JobService:
     """Queues and inspects jobs for the chat side; the worker does the rest."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, deadline: timedelta,
+    def __init__(self, sessions: Sessions, *, deadline: timedelta,
                  quotas: Quotas = Quotas(), credits: CreditPolicy | None = None,
                  on_enqueued: Callable[[], None] | None = None,
                  clock: Callable[[], datetime] = _utcnow, metrics: Metrics | None = None) -> None:

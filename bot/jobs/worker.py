@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.models import TaskState
@@ -44,6 +42,7 @@ from bot.jobs.writes import JobWrites
 from bot.metrics import Metrics
 from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
+from bot.store.db import Sessions
 from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
@@ -121,7 +120,7 @@ def _reason(failure: Failure) -> str | None:
 class Worker:
     """Drives jobs through their states against the service and the chat."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], client: AiartClient, notifier: Notifier,
+    def __init__(self, sessions: Sessions, client: AiartClient, notifier: Notifier,
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
                  config: WorkerConfig, schedule: PollSchedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,

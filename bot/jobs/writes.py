@@ -15,10 +15,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.credits import ledger
 from bot.store import JobRecord, JobRepository
+from bot.store.db import Sessions
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +33,7 @@ class _Write:
 class JobWrites:
     """Batches `JobRepository.update` calls into shared transactions."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, sessions: Sessions) -> None:
         self._sessions = sessions
         self._waiting: list[_Write] = []
         self._writer: asyncio.Task[None] | None = None

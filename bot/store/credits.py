@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.models import accounts_table, jobs_table, ledger_table
 
@@ -75,11 +75,11 @@ def _insert(dialect: str) -> Any:
 class CreditRepository:
     """Accounts and ledger rows."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def _dialect(self) -> str:
-        return (await self._session.connection()).dialect.name
+        return self._session.dialect.name
 
     async def lock(self, keys: Iterable[AccountKey], *, now: datetime) -> dict[AccountKey, Account]:
         """Lock these accounts (made empty if new) until the transaction ends, always in one order (no deadlocks)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Integer, Select, and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.models import inbox_table
 
@@ -69,7 +69,7 @@ def _pick_statement() -> Select[tuple[int]]:
 class InboxRepository:
     """Queries on the update inbox."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def add(self, update_id: int, payload: dict[str, Any], *, chat_id: int | None, sender_id: int | None,
@@ -78,7 +78,7 @@ class InboxRepository:
         values = {"update_id": update_id, "payload": payload, "chat_id": chat_id, "sender_id": sender_id,
                   "state": state, "attempts": 0, "lease_owner": None, "lease_until": None, "received_at": now,
                   "handled_at": None}
-        insert = postgresql.insert if self._session.get_bind().dialect.name == "postgresql" else sqlite.insert
+        insert = postgresql.insert if self._session.dialect.name == "postgresql" else sqlite.insert
         statement = insert(inbox_table).values(values).on_conflict_do_nothing(index_elements=["update_id"])
         result = await self._session.execute(statement.returning(inbox_table.c.update_id))
         return result.first() is not None

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, delete, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store.models import chat_sends_table, conversations_table, replicas_table
 
@@ -43,11 +43,11 @@ def _insert(dialect: str) -> Any:
 class ConversationRepository:
     """Conversation state by (chat, kind, key), each row with an expiry; albums also with a due time."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def _dialect(self) -> str:
-        return (await self._session.connection()).dialect.name
+        return self._session.dialect.name
 
     async def get(self, chat_id: int, kind: str, key: str, *, now: datetime, lock: bool = False) -> ConversationRow | None:
         """The live row, or None (also when it expired); `lock` holds it until the transaction ends."""
@@ -125,13 +125,13 @@ def _row(row: Any) -> ConversationRow:
 class ReplicaRepository:
     """The replicas seen recently, by heartbeat."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def beat(self, replica_id: str, *, now: datetime) -> None:
         """Record that this replica is alive now."""
         table = replicas_table
-        dialect = (await self._session.connection()).dialect.name
+        dialect = self._session.dialect.name
         statement = _insert(dialect)(table).values(id=replica_id, seen_at=now)
         await self._session.execute(statement.on_conflict_do_update(
             index_elements=[table.c.id], set_={"seen_at": statement.excluded.seen_at}))
@@ -152,7 +152,7 @@ class ReplicaRepository:
 class ChatSendRepository:
     """Each chat's next free moment to post, on the database's clock (PostgreSQL only: SQLite is one process)."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def reserve(self, chat_id: int, *, interval: float, burst: int) -> float:

@@ -29,7 +29,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.store.models import chats_table, jobs_table, users_table
 from bot.store.records import FINAL_STATES, JOB_RECORD_FIELDS, JobRecord, JobState, NewJob, Preferences
@@ -123,7 +123,7 @@ def _update_statement(fields: frozenset[str], check_owner: bool) -> Update:
 class JobRepository:
     """Queries on jobs: queueing, leasing, state changes, and the counts behind quotas."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def add(self, job: NewJob, *, now: datetime) -> JobRecord:
@@ -344,11 +344,11 @@ class JobRepository:
 
 
 async def _upsert(
-    session: AsyncSession, table: Table, values: dict[str, Any], *, keep: Collection[str]
+    session: AsyncConnection, table: Table, values: dict[str, Any], *, keep: Collection[str]
 ) -> None:
     """Insert a row, or update it by primary key leaving the `keep` columns as they were."""
     changed = [name for name in values if name not in keep and name != "id"]
-    dialect = (await session.connection()).dialect.name
+    dialect = session.dialect.name
     if dialect in ("postgresql", "sqlite"):
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         statement = insert(table).values(**values)
@@ -369,12 +369,12 @@ async def _upsert(
 _UNCHANGED: Any = object()
 
 
-async def _preferences(session: AsyncSession, table: Table, row_id: int) -> Preferences:
+async def _preferences(session: AsyncConnection, table: Table, row_id: int) -> Preferences:
     row = (await session.execute(select(table.c.language, table.c.settings).where(table.c.id == row_id))).first()
     return Preferences() if row is None else Preferences(language=row.language, settings=dict(row.settings or {}))
 
 
-async def _set_preferences(session: AsyncSession, table: Table, row: dict[str, Any], language: str | None,
+async def _set_preferences(session: AsyncConnection, table: Table, row: dict[str, Any], language: str | None,
                            settings: dict[str, Any]) -> Preferences:
     """Upsert `row` (the columns a new row needs) with a language and settings merged into the stored ones."""
     current = await _preferences(session, table, row["id"])
@@ -388,7 +388,7 @@ async def _set_preferences(session: AsyncSession, table: Table, row: dict[str, A
 class ChatRepository:
     """Chats the bot has seen, and their preferences."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def preferences(self, chat_id: int) -> Preferences:
@@ -414,7 +414,7 @@ class ChatRepository:
 class UserRepository:
     """Users the bot has seen, and their preferences."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
     async def preferences(self, user_id: int) -> Preferences:

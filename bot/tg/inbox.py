@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Update
 from telegram.ext import Application
 
 from bot.metrics import Metrics
+from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, NOTICE, PENDING, InboxItem, InboxRepository
 from bot.tg.context import update_sender_id
 from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice, _source_message
@@ -47,7 +47,7 @@ def _utcnow() -> datetime:
 class UpdateInbox:
     """Stores webhook updates durably and handles them, fairly across chats, on every replica."""
 
-    def __init__(self, application: Application, sessions: async_sessionmaker[AsyncSession],
+    def __init__(self, application: Application, sessions: Sessions,
                  already_queued: Callable[[int, int], Awaitable[bool]], *, owner: str, lease: timedelta,
                  grace: float, concurrency: int = 16, idle: float = 0.5, metrics: Metrics | None = None,
                  flood_notice: FloodNotice | None = None, clock: Callable[[], datetime] = _utcnow) -> None:

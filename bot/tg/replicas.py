@@ -9,9 +9,9 @@ import logging
 import os
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram.ext import Application
 
+from bot.store.db import Sessions
 from bot.store.replicas import ChatSendRepository, ReplicaRepository
 from bot.tg.context import DEPS_KEY
 from bot.tg.flow import queue_due_albums
@@ -41,7 +41,7 @@ def replica_id(worker: str) -> str:
 class ReplicaLoop:
     """Heartbeat, budget share, album sweep and cleanup for one replica."""
 
-    def __init__(self, application: Application, sessions: async_sessionmaker[AsyncSession], *, replica: str,
+    def __init__(self, application: Application, sessions: Sessions, *, replica: str,
                  limiter: TelegramRateLimiter | None, shared: bool) -> None:
         self._application = application
         self._sessions = sessions

@@ -7,18 +7,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event, select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.jobs.service import SEEN_REFRESH, JobRequest, JobService, QuotaExceeded, Quotas
 from bot.jobs.writes import JobWrites
 from bot.store import JobRepository, JobState, NewJob, session_factory
+from bot.store.db import Sessions
 from bot.store.models import chats_table
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def sessions(store_engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+def sessions(store_engine: AsyncEngine) -> Sessions:
     return session_factory(store_engine)
 
 
@@ -33,7 +34,7 @@ def count_commits(engine: AsyncEngine) -> list[int]:
     return commits
 
 
-async def add_jobs(sessions: async_sessionmaker[AsyncSession], count: int) -> list[int]:
+async def add_jobs(sessions: Sessions, count: int) -> list[int]:
     async with sessions() as session, session.begin():
         jobs = JobRepository(session)
         return [(await jobs.add(NewJob(chat_id=index, user_id=index, reply_to_message_id=1, operation="upscale",
@@ -73,7 +74,7 @@ def request(title: str = "Friends") -> JobRequest:
                       first_name="Ann", reply_to_message_id=1, operation="upscale", args={}, inputs=["f"])
 
 
-async def chat_row(sessions: async_sessionmaker[AsyncSession]):
+async def chat_row(sessions: Sessions):
     async with sessions() as session:
         return (await session.execute(select(chats_table).where(chats_table.c.id == -100))).one()
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import StatementError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store import (
     ChatRepository,
@@ -25,6 +25,7 @@ from bot.store import (
     create_engine,
     session_factory,
 )
+from bot.store.db import Sessions
 from bot.store.models import chats_table, users_table
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -48,19 +49,19 @@ def new_job(chat_id: int = 1, user_id: int | None = 10, **overrides: Any) -> New
 
 
 @pytest.fixture
-def sessions(store_engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+def sessions(store_engine: AsyncEngine) -> Sessions:
     """Sessions on the freshly migrated test database."""
     return session_factory(store_engine)
 
 
 @pytest.fixture
-async def session(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+async def session(sessions: Sessions) -> AsyncIterator[AsyncConnection]:
     """One session for tests that need no concurrency."""
     async with sessions() as opened:
         yield opened
 
 
-async def add_jobs(session: AsyncSession, jobs: list[NewJob], *, now: datetime = NOW) -> list[JobRecord]:
+async def add_jobs(session: AsyncConnection, jobs: list[NewJob], *, now: datetime = NOW) -> list[JobRecord]:
     """Queue several jobs and commit."""
     repo = JobRepository(session)
     records = [await repo.add(job, now=now) for job in jobs]
@@ -69,7 +70,7 @@ async def add_jobs(session: AsyncSession, jobs: list[NewJob], *, now: datetime =
 
 
 async def test_add_then_get_round_trips_json_and_aware_datetimes(
-    sessions: async_sessionmaker[AsyncSession],
+    sessions: Sessions,
 ) -> None:
     args = {"style": "Ghibli ✨", "size": [1024, 768], "nested": {"strength": 0.5, "on": True, "x": None}}
     deadline = datetime(2025, 3, 1, 15, 30, 15, 123456, tzinfo=timezone(timedelta(hours=3)))
@@ -106,16 +107,16 @@ async def test_add_then_get_round_trips_json_and_aware_datetimes(
     assert loaded.submitted_at is None and loaded.finished_at is None and loaded.error is None
 
 
-async def test_get_unknown_job_is_none(session: AsyncSession) -> None:
+async def test_get_unknown_job_is_none(session: AsyncConnection) -> None:
     assert await JobRepository(session).get(424242) is None
 
 
-async def test_naive_datetimes_are_refused(session: AsyncSession) -> None:
+async def test_naive_datetimes_are_refused(session: AsyncConnection) -> None:
     with pytest.raises(StatementError, match="naive datetime"):
         await JobRepository(session).add(new_job(deadline_at=datetime(2025, 3, 1, 13, 0)), now=NOW)
 
 
-async def test_claim_takes_only_due_jobs_in_the_given_states(session: AsyncSession) -> None:
+async def test_claim_takes_only_due_jobs_in_the_given_states(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     due, later, running = await add_jobs(session, [new_job(), new_job(), new_job()])
     await repo.update(later.id, owner=None, next_check_at=NOW + timedelta(seconds=10))
@@ -138,7 +139,7 @@ async def test_claim_takes_only_due_jobs_in_the_given_states(session: AsyncSessi
     assert {job.id for job in both} == {later.id, running.id}
 
 
-async def test_claim_respects_limit(session: AsyncSession) -> None:
+async def test_claim_respects_limit(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     await add_jobs(session, [new_job(chat_id=chat) for chat in range(5)])
 
@@ -150,7 +151,7 @@ async def test_claim_respects_limit(session: AsyncSession) -> None:
     assert await repo.claim(QUEUED, owner="w", now=NOW, lease_for=LEASE, limit=0) == []
 
 
-async def test_leased_job_is_reclaimable_only_after_its_lease_expires(session: AsyncSession) -> None:
+async def test_leased_job_is_reclaimable_only_after_its_lease_expires(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     (job,) = await add_jobs(session, [new_job()])
     assert [j.id for j in await repo.claim(QUEUED, owner="w1", now=NOW, lease_for=LEASE, limit=5)] == [job.id]
@@ -169,7 +170,7 @@ async def test_leased_job_is_reclaimable_only_after_its_lease_expires(session: A
     assert (await repo.get(job.id)).state is JobState.QUEUED  # type: ignore[union-attr]
 
 
-async def test_claim_is_fair_across_chats(session: AsyncSession) -> None:
+async def test_claim_is_fair_across_chats(session: AsyncConnection) -> None:
     busy = [new_job(chat_id=1) for _ in range(50)]
     quiet = [new_job(chat_id=2), new_job(chat_id=2)]
     busy_records = await add_jobs(session, busy, now=NOW - timedelta(minutes=10))
@@ -221,7 +222,7 @@ async def test_concurrent_claimers_never_share_a_job(migrated_url: str) -> None:
             await engine.dispose()
 
 
-async def test_update_applies_changes_only_for_the_lease_holder(session: AsyncSession) -> None:
+async def test_update_applies_changes_only_for_the_lease_holder(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     (job,) = await add_jobs(session, [new_job()])
     await repo.claim(QUEUED, owner="w1", now=NOW, lease_for=LEASE, limit=1)
@@ -257,7 +258,7 @@ async def test_update_applies_changes_only_for_the_lease_holder(session: AsyncSe
     assert await repo.update(424242, owner=None, attempts=3) is None
 
 
-async def test_update_refuses_unknown_fields_and_the_id(session: AsyncSession) -> None:
+async def test_update_refuses_unknown_fields_and_the_id(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     (job,) = await add_jobs(session, [new_job()])
     with pytest.raises(TypeError, match="colour"):
@@ -266,7 +267,7 @@ async def test_update_refuses_unknown_fields_and_the_id(session: AsyncSession) -
         await repo.update(job.id, owner=None, id=99)
 
 
-async def test_release_and_release_all_only_drop_the_owners_leases(session: AsyncSession) -> None:
+async def test_release_and_release_all_only_drop_the_owners_leases(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     await add_jobs(session, [new_job(chat_id=chat) for chat in range(4)])
     mine = await repo.claim(QUEUED, owner="me", now=NOW, lease_for=LEASE, limit=3)
@@ -286,7 +287,7 @@ async def test_release_and_release_all_only_drop_the_owners_leases(session: Asyn
     assert {job.id for job in again} == {job.id for job in mine}
 
 
-async def test_cancel_chat_cancels_only_that_chats_unfinished_jobs(session: AsyncSession) -> None:
+async def test_cancel_chat_cancels_only_that_chats_unfinished_jobs(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     queued, running, delivered, other_chat = await add_jobs(
         session, [new_job(chat_id=1), new_job(chat_id=1), new_job(chat_id=1), new_job(chat_id=2)]
@@ -316,7 +317,7 @@ async def test_cancel_chat_cancels_only_that_chats_unfinished_jobs(session: Asyn
     assert await repo.cancel_chat(1, user_id=None, now=cancel_time) == []
 
 
-async def test_active_for_chat_lists_unfinished_jobs_oldest_first(session: AsyncSession) -> None:
+async def test_active_for_chat_lists_unfinished_jobs_oldest_first(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     newer = (await add_jobs(session, [new_job(chat_id=5)], now=NOW))[0]
     older = (await add_jobs(session, [new_job(chat_id=5)], now=NOW - timedelta(minutes=3)))[0]
@@ -327,7 +328,7 @@ async def test_active_for_chat_lists_unfinished_jobs_oldest_first(session: Async
     assert [job.id for job in await repo.active_for_chat(5, user_id=None)] == [older.id, newer.id]
 
 
-async def test_a_users_cancel_and_list_leave_other_members_jobs_alone(session: AsyncSession) -> None:
+async def test_a_users_cancel_and_list_leave_other_members_jobs_alone(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     alices, bobs, alices_elsewhere = await add_jobs(
         session, [new_job(chat_id=-7, user_id=1), new_job(chat_id=-7, user_id=2), new_job(chat_id=8, user_id=1)]
@@ -343,7 +344,7 @@ async def test_a_users_cancel_and_list_leave_other_members_jobs_alone(session: A
     assert [job.id for job in await repo.cancel_chat(-7, user_id=None, now=NOW)] == [bobs.id]
 
 
-async def test_refused_requests_are_kept_but_not_counted_against_the_daily_quota(session: AsyncSession) -> None:
+async def test_refused_requests_are_kept_but_not_counted_against_the_daily_quota(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     queued, refused = await add_jobs(session, [new_job(user_id=10), new_job(user_id=10)])
     assert queued.refused is False and queued.failure_kind is None
@@ -357,7 +358,7 @@ async def test_refused_requests_are_kept_but_not_counted_against_the_daily_quota
     assert await repo.oldest_created_since(10, NOW - timedelta(hours=1)) == NOW
 
 
-async def test_counts_for_quotas_and_by_state(session: AsyncSession) -> None:
+async def test_counts_for_quotas_and_by_state(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     made: list[JobRecord] = []
     for when in (NOW - timedelta(days=1), NOW - timedelta(hours=2), NOW):
@@ -381,7 +382,7 @@ async def test_counts_for_quotas_and_by_state(session: AsyncSession) -> None:
     }
 
 
-async def test_next_due_at_is_the_earliest_claimable_time(session: AsyncSession) -> None:
+async def test_next_due_at_is_the_earliest_claimable_time(session: AsyncConnection) -> None:
     repo = JobRepository(session)
     assert await repo.next_due_at(QUEUED) is None
     soon, later = await add_jobs(session, [new_job(), new_job()])
@@ -398,7 +399,7 @@ async def test_next_due_at_is_the_earliest_claimable_time(session: AsyncSession)
     assert await repo.next_due_at(QUEUED) == NOW + timedelta(seconds=5) + LEASE
 
 
-async def test_touch_upserts_chats_and_users(session: AsyncSession) -> None:
+async def test_touch_upserts_chats_and_users(session: AsyncConnection) -> None:
     chats, users = ChatRepository(session), UserRepository(session)
     await chats.touch(-100500, type="group", title="Cats", now=NOW)
     await users.touch(42, username="alice", first_name="Alice", now=NOW)
@@ -454,7 +455,7 @@ async def test_sqlite_transactions_take_the_write_lock_at_begin(tmp_path: Path) 
         await engine.dispose()
 
 
-async def test_preferences_of_users_and_chats_are_kept_and_merged(session: AsyncSession) -> None:
+async def test_preferences_of_users_and_chats_are_kept_and_merged(session: AsyncConnection) -> None:
     users, chats = UserRepository(session), ChatRepository(session)
     assert await users.preferences(10) == Preferences()
     await users.touch(10, username="alice", first_name="Alice", now=NOW)
@@ -473,7 +474,7 @@ async def test_preferences_of_users_and_chats_are_kept_and_merged(session: Async
     assert await users.preferences(10) == Preferences(None, {"upscale_factor": 4})
 
 
-async def test_queued_ahead_counts_the_jobs_still_waiting_before_a_job(session: AsyncSession) -> None:
+async def test_queued_ahead_counts_the_jobs_still_waiting_before_a_job(session: AsyncConnection) -> None:
     jobs = JobRepository(session)
     first, second, third = [await jobs.add(new_job(chat_id=chat), now=NOW) for chat in (1, 2, 3)]
     await jobs.update(first.id, owner=None, state=JobState.RUNNING)  # submitted: no longer waiting

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.aiart import AiartClient, RetryPolicy
 from bot.jobs.handoff import ImageHandoff
@@ -20,6 +20,7 @@ from bot.jobs.worker import Worker, WorkerConfig
 from bot.operations.catalogue import Operation, build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobRepository, JobState, session_factory
+from bot.store.db import Sessions
 from tests.fakes import samples
 
 BASE_URL = "http://service.test"
@@ -138,7 +139,7 @@ class Rig:
 
     worker: Worker
     jobs: JobService
-    sessions: async_sessionmaker[AsyncSession]
+    sessions: Sessions
     service: FakeService
     chat: RecordingChat
     clock: Clock
