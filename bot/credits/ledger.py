@@ -20,8 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from typing import Any
 
+from sqlalchemy import String, cast
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.expression import ColumnElement
 
 from bot.credits.packs import Pack
 from bot.store import JobRecord, JobRepository, JobState
@@ -39,6 +42,16 @@ def day_start(now: datetime) -> datetime:
 
 def _allowance_key(user_id: int, day: date) -> str:
     return f"allowance:{user_id}:{day.isoformat()}"
+
+
+def settle_key(job_id: Any, kind: Any, owner_id: Any) -> Any:
+    """The key of a job's settlement row on one account: the same for its charge and its refund, so a
+    job is never both. Built from values, or from columns as SQL (the charge of many jobs in one statement)."""
+    return "job:" + _text(job_id) + ":settle:" + kind + ":" + _text(owner_id)
+
+
+def _text(value: Any) -> Any:
+    return cast(value, String) if isinstance(value, ColumnElement) else str(value)
 
 
 @dataclass(frozen=True)
@@ -60,9 +73,10 @@ class Shortfall:
 
 
 async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, free_per_day: int,
-                            now: datetime) -> int:
-    """The free allowance's balance after today's top-up (written once a day, whatever the racing)."""
-    if free_per_day <= 0 and free <= 0:
+                            now: datetime, *, written: bool) -> int:
+    """The free allowance's balance after today's top-up (written once a day, whatever the racing;
+    `written`: the caller knows today's is, so the attempt can be spared)."""
+    if written or (free_per_day <= 0 and free <= 0):
         return free
     key = _allowance_key(user_id, now.astimezone(UTC).date())
     [written] = await credits.append([NewEntry("free", user_id, free_per_day - free, "allowance", key=key)], now=now)
@@ -70,14 +84,18 @@ async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, 
 
 
 async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
-               free_per_day: int) -> Plan | Shortfall:
-    """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot."""
+               free_per_day: int, allowance_written: bool = False) -> Plan | Shortfall:
+    """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot.
+
+    Today's allowance is written as a side effect (see `allowance_day`); `allowance_written` says the
+    caller saw that committed already.
+    """
     credits = CreditRepository(session)
     keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
     accounts = await credits.lock(keys, now=now)
     available = {key: account.balance for key, account in accounts.items()}
     available[("free", user_id)] = await _top_up_allowance(credits, user_id, available[("free", user_id)],
-                                                           free_per_day, now)
+                                                           free_per_day, now, written=allowance_written)
     if pool_chat_id is not None:
         pool = accounts[("pool", pool_chat_id)]
         if pool.member_cap is not None and pool.balance > 0:
@@ -105,20 +123,26 @@ async def reserve(session: AsyncConnection, job_id: int, spending: Plan, *, now:
          for (kind, owner), amount in spending.draws], now=now)
 
 
+def allowance_day(user_id: int, now: datetime) -> tuple[int, date]:
+    """What identifies a user's allowance of `now`'s day: once written it stays, so a caller may remember it."""
+    return user_id, now.astimezone(UTC).date()
+
+
 async def settle(session: AsyncConnection, jobs: Iterable[JobRecord], *, now: datetime) -> None:
     """Charge delivered jobs and refund failed, expired and cancelled ones, each once (others are left alone)."""
-    entries: list[NewEntry] = []
+    ended = [job for job in jobs if job.credits > 0 and job.is_final]
     credits = CreditRepository(session)
-    for job in jobs:
-        if job.credits <= 0 or not job.is_final:
+    # a charge moves no balance (the reservation stands): every delivered job's in one statement
+    await credits.charge_reservations([job.id for job in ended if job.state is JobState.DELIVERED],
+                                      key=settle_key, now=now)
+    entries: list[NewEntry] = []
+    for job in ended:
+        if job.state is JobState.DELIVERED:
             continue
         for row in await credits.for_job(job.id):
-            if row.reason != "reserve":
-                continue
-            delivered = job.state is JobState.DELIVERED
-            entries.append(NewEntry(row.kind, row.owner_id, 0 if delivered else -row.amount,
-                                    "charge" if delivered else "refund", job_id=job.id, member_id=row.member_id,
-                                    key=f"job:{job.id}:settle:{row.kind}:{row.owner_id}"))
+            if row.reason == "reserve":
+                entries.append(NewEntry(row.kind, row.owner_id, -row.amount, "refund", job_id=job.id,
+                                        member_id=row.member_id, key=settle_key(job.id, row.kind, row.owner_id)))
     # balances move in account order, the order `plan` locks them in, so settling never deadlocks against it
     entries.sort(key=lambda entry: (entry.kind, entry.owner_id))
     await credits.append(entries, now=now)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-from bot.store import ChatRepository, UserRepository
+from bot.store import ChatRepository, Preferences, UserRepository
 from bot.store.db import Sessions
 
 
@@ -16,6 +17,8 @@ class ChosenLanguages:
 
     chat: str | None = None
     user: str | None = None
+    #: the person's other settings, read with their language: an update needs that row only once
+    user_settings: dict[str, Any] = field(default_factory=dict)
 
 
 class LanguageChoices:
@@ -27,11 +30,11 @@ class LanguageChoices:
         self._clock = clock
 
     async def chosen(self, *, chat_id: int | None, user_id: int | None) -> ChosenLanguages:
-        """The group's choice (when `chat_id` is given) and the person's, in one session."""
+        """The group's choice (when `chat_id` is given) and the person's (with their settings), in one session."""
         async with self._sessions() as session:
             chat = (await ChatRepository(session).preferences(chat_id)).language if chat_id is not None else None
-            user = (await UserRepository(session).preferences(user_id)).language if user_id is not None else None
-        return ChosenLanguages(chat, user)
+            user = await UserRepository(session).preferences(user_id) if user_id is not None else Preferences()
+        return ChosenLanguages(chat, user.language, user.settings)
 
     async def choose_for_user(self, user_id: int, language: str | None) -> None:
         """Set the person's language (None: follow their Telegram app)."""

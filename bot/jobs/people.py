@@ -74,6 +74,7 @@ class PeopleService:
             return (await chats.set_preferences(chat_id, type=type, title=title, now=self._clock(),
                                                 **settings)).settings
 
-    async def quick_reaction(self, user_id: int | None) -> bool:
-        """Whether a quick job of this user is acknowledged with a reaction (else a status message)."""
-        return (await self.user_settings(user_id)).get(QUICK_ACK, "reaction") != "status"
+    @staticmethod
+    def quick_reaction(settings: dict[str, Any]) -> bool:
+        """Whether a person with these settings gets a reaction for a quick job (else a status message)."""
+        return settings.get(QUICK_ACK, "reaction") != "status"

@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from bot.credits import CreditPolicy, Shortfall, ledger
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.credits import CreditPolicy, Plan, Shortfall, ledger
 from bot.i18n import Text, nlazy
 from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
@@ -97,6 +99,8 @@ class JobService:
         self._quota_lock = asyncio.Lock()
         #: ("chat" or "user", id) -> (the details last written, when)
         self._written: dict[tuple[str, int], tuple[tuple[object, ...], datetime]] = {}
+        #: (user, day) whose free allowance this process saw committed: a day's is written once, for good
+        self._allowances: set[tuple[int, date]] = set()
 
     def _new_job(self, request: JobRequest, now: datetime, credits: int = 0) -> NewJob:
         return NewJob(credits=credits, chat_id=request.chat_id, user_id=request.user_id,
@@ -133,6 +137,25 @@ class JobService:
             self._written.clear()  # forgetting only costs a write per chat and user
         self._written[key] = (details, now)
 
+    def _remember_allowance(self, allowance: tuple[int, date]) -> None:
+        if len(self._allowances) >= SEEN_MEMORY:
+            self._allowances.clear()  # forgetting only costs an insert attempt per user
+        self._allowances.add(allowance)
+
+    async def _store(self, session: AsyncConnection, request: JobRequest, now: datetime, credits: int,
+                     spending: Plan | None, *, touch_chat: bool, touch_user: bool) -> JobRecord:
+        """Write the job, its reservation, and the chat and user when their records are stale."""
+        if touch_chat:
+            await ChatRepository(session).touch(request.chat_id, type=request.chat_type, title=request.chat_title,
+                                                now=now)
+        if touch_user and request.user_id is not None:
+            await UserRepository(session).touch(request.user_id, username=request.username,
+                                                first_name=request.first_name, now=now)
+        job = await JobRepository(session).add(self._new_job(request, now, credits), now=now)
+        if spending is not None:
+            await ledger.reserve(session, job.id, spending, now=now)
+        return job
+
     def price(self, request: JobRequest) -> int:
         """What the job would cost in credits (0 with credits off, or for an anonymous sender)."""
         if self._credits is None or request.user_id is None:
@@ -155,23 +178,25 @@ class JobService:
                 if exceeded is not None:
                     return exceeded
                 price = self.price(request)
-                spending = None
+                spending = allowance = None
                 if price > 0 and self._credits is not None and request.user_id is not None:
+                    allowance = ledger.allowance_day(request.user_id, now)
                     spending = await ledger.plan(
                         session, user_id=request.user_id, price=price, now=now,
                         pool_chat_id=self._credits.pool_of(request.chat_id, request.chat_type),
-                        free_per_day=self._credits.free_per_day)
-                    if isinstance(spending, Shortfall):
-                        return NotEnoughCredits(spending.price, spending.available, spending.free_per_day)
-                if touch_chat:
-                    await ChatRepository(session).touch(request.chat_id, type=request.chat_type,
-                                                        title=request.chat_title, now=now)
-                if touch_user and request.user_id is not None:
-                    await UserRepository(session).touch(request.user_id, username=request.username,
-                                                        first_name=request.first_name, now=now)
-                job = await jobs.add(self._new_job(request, now, price if spending else 0), now=now)
-                if spending is not None:
-                    await ledger.reserve(session, job.id, spending, now=now)
+                        free_per_day=self._credits.free_per_day, allowance_written=allowance in self._allowances)
+                if isinstance(spending, Shortfall):
+                    outcome: JobRecord | NotEnoughCredits = NotEnoughCredits(
+                        spending.price, spending.available, spending.free_per_day)
+                else:
+                    outcome = await self._store(session, request, now, price if spending else 0, spending,
+                                                touch_chat=touch_chat, touch_user=touch_user)
+            # committed: the allowance is written for good, the chat and user are up to date
+            if allowance is not None:
+                self._remember_allowance(allowance)
+            if isinstance(outcome, NotEnoughCredits):
+                return outcome
+            job = outcome
             for (key, details), touched in ((chat, touch_chat), (user, touch_user)):
                 if touched:
                     self._remember_written(key, details, now)

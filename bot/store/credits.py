@@ -8,12 +8,12 @@ line of defence; `bot.credits` never asks for more than a locked balance holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, tuple_, update
+from sqlalchemy import func, literal, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -86,20 +86,17 @@ class CreditRepository:
         ordered = sorted(set(keys))
         if not ordered:
             return {}
-        insert = _insert(await self._dialect())
-        await self._session.execute(
-            insert(accounts_table)
-            .values([{"kind": kind, "owner_id": owner, "balance": 0, "member_cap": None, "updated_at": now}
-                      for kind, owner in ordered])
-            .on_conflict_do_nothing(index_elements=["kind", "owner_id"])
-        )
-        # SQLite ignores FOR UPDATE: its transactions that write are already one at a time (BEGIN IMMEDIATE)
+        table = accounts_table
+        statement = _insert(await self._dialect())(table).values(
+            [{"kind": kind, "owner_id": owner, "balance": 0, "member_cap": None, "updated_at": now}
+             for kind, owner in ordered])
+        # One statement makes, locks and reads them: on PostgreSQL an upsert that meets a row locks it
+        # until the transaction ends, as SELECT … FOR UPDATE would, in the order of its VALUES. The
+        # update changes nothing. (SQLite's transactions that write are one at a time: BEGIN IMMEDIATE.)
         rows = await self._session.execute(
-            select(accounts_table)
-            .where(tuple_(accounts_table.c.kind, accounts_table.c.owner_id).in_(ordered))
-            .order_by(accounts_table.c.kind, accounts_table.c.owner_id)
-            .with_for_update()
-        )
+            statement.on_conflict_do_update(index_elements=[table.c.kind, table.c.owner_id],
+                                            set_={"updated_at": table.c.updated_at})
+            .returning(table.c.kind, table.c.owner_id, table.c.balance, table.c.member_cap))
         return {(row.kind, row.owner_id): Account(row.kind, row.owner_id, row.balance, row.member_cap) for row in rows}
 
     async def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, Account]:
@@ -133,6 +130,22 @@ class CreditRepository:
                 )
             written.append(added)
         return written
+
+    async def charge_reservations(self, job_ids: Sequence[int], *, key: Callable[[Any, Any, Any], Any],
+                                  now: datetime) -> None:
+        """Append a "charge" row (amount 0) for each reservation row of these jobs, in one statement; a row
+        whose key(job id, kind, owner id) exists already is skipped. No balance moves."""
+        if not job_ids:
+            return
+        ledger = ledger_table
+        reservations = (
+            select(ledger.c.kind, ledger.c.owner_id, literal(0), literal("charge"),
+                   key(ledger.c.job_id, ledger.c.kind, ledger.c.owner_id), ledger.c.job_id, ledger.c.member_id,
+                   literal(now, ledger.c.created_at.type))
+            .where(ledger.c.job_id.in_(job_ids), ledger.c.reason == "reserve"))
+        statement = _insert(await self._dialect())(ledger).from_select(
+            ["kind", "owner_id", "amount", "reason", "key", "job_id", "member_id", "created_at"], reservations)
+        await self._session.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
 
     async def set_cap(self, chat_id: int, cap: int | None, *, now: datetime) -> None:
         """Set a pool's per-member daily cap (lock the pool first)."""

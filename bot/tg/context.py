@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
@@ -92,8 +93,8 @@ def update_sender_id(update: Update) -> int | None:
     return sender_id(update.effective_message)
 
 
-#: where a context (made once per update by PTB) keeps the languages it already looked up
-_LANGUAGES_SEEN = "languages_seen"
+#: where a context (made once per update by PTB) keeps the choices it already looked up
+_CHOICES_SEEN = "choices_seen"
 
 
 async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | None = None, *,
@@ -103,25 +104,33 @@ async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | No
     In a group whose admins chose a language with /language, the group's; else the person's own
     choice; else their Telegram app's (`language_code`). Looked up once per update and person.
     """
+    chosen, code = await _choices(context, message, update)
+    return language_of(chosen.chat or chosen.user or code or DEFAULT_LANGUAGE)
+
+
+async def person_settings(context: ContextTypes.DEFAULT_TYPE, message: Message) -> dict[str, Any]:
+    """The settings the sender of `message` chose (/settings), read with their language once per update."""
+    chosen, _ = await _choices(context, message, None)
+    return chosen.user_settings
+
+
+async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
+                   update: Update | None) -> tuple[ChosenLanguages, str | None]:
+    """What the group and the person chose, and the person's app language."""
     if message is None and update is not None:
         message = update.effective_message
     user = update.effective_user if update is not None else (message.from_user if message else None)
     chat = message.chat if message is not None else (update.effective_chat if update is not None else None)
     group = chat is not None and chat.type != "private"
     key = (chat.id if group else None, user.id if user else None)
-    seen: dict[tuple[int | None, int | None], str] = vars(context).setdefault(_LANGUAGES_SEEN, {})
+    seen: dict[tuple[int | None, int | None], ChosenLanguages] = vars(context).setdefault(_CHOICES_SEEN, {})
     if key not in seen:
-        seen[key] = await _look_up(deps(context).languages, key, user.language_code if user else None)
-    return seen[key]
-
-
-async def _look_up(choices: LanguageChoices | None, key: tuple[int | None, int | None], code: str | None) -> str:
-    chosen = ChosenLanguages()
-    if choices is not None and key != (None, None):
-        chosen = await choices.chosen(chat_id=key[0], user_id=key[1])
-    return language_of(chosen.chat or chosen.user or code or DEFAULT_LANGUAGE)
+        choices = deps(context).languages
+        seen[key] = (await choices.chosen(chat_id=key[0], user_id=key[1])
+                     if choices is not None and key != (None, None) else ChosenLanguages())
+    return seen[key], user.language_code if user else None
 
 
 def forget_languages(context: ContextTypes.DEFAULT_TYPE) -> None:
     """Drop this update's looked-up languages (after /language changed one)."""
-    vars(context).pop(_LANGUAGES_SEEN, None)
+    vars(context).pop(_CHOICES_SEEN, None)

@@ -18,7 +18,7 @@ from bot.jobs.people import argument_setting, style_setting
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
-from bot.tg.context import DEPS_KEY, Deps, deps, language_for, sender_id
+from bot.tg.context import DEPS_KEY, Deps, deps, language_for, person_settings, sender_id
 from bot.tg.inputs import FileInput, problem_with
 
 log = logging.getLogger(__name__)
@@ -235,7 +235,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
     # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
     quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
-    if quick and d.people is not None and not await d.people.quick_reaction(request.user_id):
+    if quick and d.people is not None and not d.people.quick_reaction(await person_settings(context, source)):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if quick and await react(source, texts.ACK_REACTION):
         return

@@ -4,6 +4,7 @@ audit finds books that do not add up."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
@@ -89,3 +90,40 @@ async def test_pool_transfers_and_caps(store_engine: AsyncEngine):
     shown = await credits.balance(2, chat_id=-100, chat_type="supergroup")
     assert (shown.pool, shown.pool_left) == (3, 1)  # the cancelled job's credit came back to the pool
     assert await credits.audit() == []
+
+
+async def test_a_charged_job_is_never_refunded_too(store_engine: AsyncEngine):
+    # the charge is written by one statement for many jobs, a refund row by row: both use one key
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=0)
+    await CreditService(sessions, policy).purchase(11, Pack(2, 10), "charge-11")
+    job = await JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy).enqueue(
+        request(11, 1))
+    delivered = await JobWrites(sessions).update(job.id, owner=None, state=JobState.DELIVERED,
+                                                 finished_at=datetime.now(UTC))
+    async with sessions() as session, session.begin():  # a late, conflicting write that says it failed
+        await ledger.settle(session, [replace(delivered, state=JobState.FAILED)], now=datetime.now(UTC))
+    async with sessions() as session:
+        rows = await ledger.history(session, 11)
+    assert sorted(row.reason for row in rows) == ["charge", "purchase", "reserve"]
+    [charge] = [row for row in rows if row.reason == "charge"]
+    assert (charge.amount, charge.key) == (0, ledger.settle_key(job.id, "user", 11)) == (0, f"job:{job.id}:settle:user:11")
+    assert (await CreditService(sessions, policy).balance(11, chat_id=11, chat_type="private")).credits == 1
+
+
+async def test_the_free_allowance_comes_back_each_day_and_only_once_a_day(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=2)
+    today = datetime(2026, 11, 24, 23, 0, tzinfo=UTC)
+    clock = [today]
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy,
+                      clock=lambda: clock[0])
+    outcomes = [await jobs.enqueue(request(12, n)) for n in range(3)]
+    assert [isinstance(o, NotEnoughCredits) for o in outcomes] == [False, False, True]
+    clock[0] = today + timedelta(hours=2)  # the next UTC day
+    outcomes = [await jobs.enqueue(request(12, n)) for n in range(3, 6)]
+    assert [isinstance(o, NotEnoughCredits) for o in outcomes] == [False, False, True]
+    async with sessions() as session:
+        allowances = [row for row in await ledger.history(session, 12) if row.reason == "allowance"]
+    assert len(allowances) == 2
+    assert await CreditService(sessions, policy).audit() == []
