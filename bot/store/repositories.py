@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     CursorResult,
     Integer,
@@ -51,7 +52,8 @@ def _claimable(table: Any, states: Any, now: Any) -> ColumnElement[bool]:
     )
 
 
-def _queued_by_since(user_id: int, since: datetime) -> tuple[ColumnElement[bool], ...]:
+def _queued_by_since(user_id: int | BindParameter[int],
+                     since: datetime | BindParameter[datetime]) -> tuple[ColumnElement[bool], ...]:
     """A user's jobs created since `since` that were really queued (refused requests are kept as failed rows)."""
     return (
         jobs_table.c.user_id == user_id,
@@ -120,6 +122,15 @@ def _update_statement(fields: frozenset[str], check_owner: bool) -> Update:
     return statement.values(values).returning(*jobs_table.c)
 
 
+# Statements run for every job, built once: building one costs more CPU than running it on SQLite.
+_INSERT_JOB = jobs_table.insert().returning(*jobs_table.c)
+_QUOTA_USAGE = (
+    select(func.coalesce(func.sum(case((jobs_table.c.state.not_in(list(FINAL_STATES)), 1), else_=0)), 0),
+           func.coalesce(func.sum(case((and_(*_queued_by_since(bindparam("user_id"), bindparam("since"))[1:]), 1),
+                                       else_=0)), 0))
+    .where(jobs_table.c.user_id == bindparam("user_id")))
+
+
 class JobRepository:
     """Queries on jobs: queueing, leasing, state changes, and the counts behind quotas."""
 
@@ -128,41 +139,15 @@ class JobRepository:
 
     async def add(self, job: NewJob, *, now: datetime) -> JobRecord:
         """Queue a new job, due at once."""
-        statement = (
-            jobs_table.insert()
-            .values(
-                chat_id=job.chat_id,
-                user_id=job.user_id,
-                chat_type=job.chat_type,
-                reply_to_message_id=job.reply_to_message_id,
-                status_message_id=job.status_message_id,
-                operation=job.operation,
-                args=dict(job.args),
-                inputs=list(job.inputs),
-                task_id=None,
-                state=JobState.QUEUED,
-                attempts=0,
-                next_check_at=now,
-                deadline_at=job.deadline_at,
-                lease_owner=None,
-                lease_until=None,
-                result_urls=[],
-                error=None,
-                refused=False,
-                failure_kind=None,
-                language=job.language,
-                credits=job.credits,
-                sent_message_ids=[],
-                result_files=[],
-                progress=None,
-                created_at=now,
-                updated_at=now,
-                submitted_at=None,
-                finished_at=None,
-            )
-            .returning(*jobs_table.c)
-        )
-        row = (await self._session.execute(statement)).one()
+        values = dict(
+            chat_id=job.chat_id, user_id=job.user_id, chat_type=job.chat_type,
+            reply_to_message_id=job.reply_to_message_id, status_message_id=job.status_message_id,
+            operation=job.operation, args=dict(job.args), inputs=list(job.inputs), task_id=None,
+            state=JobState.QUEUED, attempts=0, next_check_at=now, deadline_at=job.deadline_at, lease_owner=None,
+            lease_until=None, result_urls=[], error=None, refused=False, failure_kind=None, language=job.language,
+            credits=job.credits, sent_message_ids=[], result_files=[], progress=None, created_at=now,
+            updated_at=now, submitted_at=None, finished_at=None)
+        row = (await self._session.execute(_INSERT_JOB, values)).one()
         return _to_record(row._mapping)
 
     async def get(self, job_id: int) -> JobRecord | None:
@@ -281,12 +266,7 @@ class JobRepository:
 
     async def quota_usage(self, user_id: int, since: datetime) -> tuple[int, int]:
         """A user's jobs in progress and jobs queued since `since` (refused requests not counted), in one query."""
-        active = case((jobs_table.c.state.not_in(list(FINAL_STATES)), 1), else_=0)
-        recent = case((and_(*_queued_by_since(user_id, since)[1:]), 1), else_=0)
-        row = (await self._session.execute(
-            select(func.coalesce(func.sum(active), 0), func.coalesce(func.sum(recent), 0))
-            .where(jobs_table.c.user_id == user_id)
-        )).one()
+        row = (await self._session.execute(_QUOTA_USAGE, {"user_id": user_id, "since": since})).one()
         return int(row[0]), int(row[1])
 
     async def oldest_created_since(self, user_id: int, since: datetime) -> datetime | None:
@@ -369,8 +349,13 @@ async def _upsert(
 _UNCHANGED: Any = object()
 
 
+@functools.cache
+def _preferences_query(table: Table) -> Select[Any]:
+    return select(table.c.language, table.c.settings).where(table.c.id == bindparam("row_id"))
+
+
 async def _preferences(session: AsyncConnection, table: Table, row_id: int) -> Preferences:
-    row = (await session.execute(select(table.c.language, table.c.settings).where(table.c.id == row_id))).first()
+    row = (await session.execute(_preferences_query(table), {"row_id": row_id})).first()
     return Preferences() if row is None else Preferences(language=row.language, settings=dict(row.settings or {}))
 
 
