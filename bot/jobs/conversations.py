@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 from bot.store.replicas import ConversationRepository, ConversationRow
 
 
@@ -27,7 +27,7 @@ class Conversations:
 
     async def get(self, chat_id: int, kind: str, key: str | int) -> dict[str, Any] | None:
         """The row's data, or None."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             row = await ConversationRepository(session).get(chat_id, kind, str(key), now=self._clock())
         return None if row is None else row.data
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.store import ChatRepository, Preferences, UserRepository
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class LanguageChoices:
 
     async def chosen(self, *, chat_id: int | None, user_id: int | None) -> ChosenLanguages:
         """The group's choice (when `chat_id` is given) and the person's (with their settings), in one session."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             chat = (await ChatRepository(session).preferences(chat_id)).language if chat_id is not None else None
             user = await UserRepository(session).preferences(user_id) if user_id is not None else Preferences()
         return ChosenLanguages(chat, user.language, user.settings)

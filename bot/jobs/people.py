@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.store import ChatRepository, JobRecord, JobRepository, UserRepository
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 
 
 def argument_setting(operation: str) -> str:
@@ -42,24 +42,24 @@ class PeopleService:
 
     async def job(self, job_id: int) -> JobRecord | None:
         """A stored job (a follow-up button or a history entry names it)."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).get(job_id)
 
     async def recent(self, chat_id: int, user_id: int, *, limit: int = 10) -> list[JobRecord]:
         """The user's latest jobs in this chat, newest first."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).recent_for_user(chat_id, user_id, limit=limit)
 
     async def user_settings(self, user_id: int | None) -> dict[str, Any]:
         """A user's settings by name (empty when none were chosen)."""
         if user_id is None:
             return {}
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return (await UserRepository(session).preferences(user_id)).settings
 
     async def chat_settings(self, chat_id: int) -> dict[str, Any]:
         """A chat's settings by name."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return (await ChatRepository(session).preferences(chat_id)).settings
 
     async def set_user(self, user_id: int, **settings: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from bot.i18n import Text, nlazy
 from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
 #: a busy chat would otherwise cost two extra writes with every job
@@ -208,7 +208,7 @@ class JobService:
 
     async def queued_ahead(self, job_id: int) -> int:
         """How many jobs queued before this one still wait to be submitted (its place in the queue)."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).queued_ahead(job_id)
 
     async def attach_status_message(self, job_id: int, message_id: int) -> bool:
@@ -227,12 +227,12 @@ class JobService:
 
     async def made_from_message(self, chat_id: int, message_id: int) -> bool:
         """Whether a job (in any state, refused ones too) was made from this user message."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).exists_for_message(chat_id, message_id)
 
     async def active(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
         """The chat's unfinished jobs of one user (everyone's when `user_id` is None), oldest first."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).active_for_chat(chat_id, user_id=user_id)
 
     async def cancel(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:

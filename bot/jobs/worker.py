@@ -42,7 +42,7 @@ from bot.jobs.writes import JobWrites
 from bot.metrics import Metrics
 from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class Worker:
         self._wake.clear()
 
     async def _next_due(self) -> datetime | None:
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             return await JobRepository(session).next_due_at((*SUBMIT_STATES, *POLL_STATES, *DELIVER_STATES))
 
     async def _release_own_leases(self) -> None:
@@ -308,7 +308,7 @@ class Worker:
 
     async def _current(self, job: JobRecord) -> JobRecord | None:
         """The job as stored now, if this worker still holds it in the same state."""
-        async with self._sessions() as session:
+        async with reading(self._sessions) as session:
             current = await JobRepository(session).get(job.id)
         if current is None or current.lease_owner != self.config.owner or current.state != job.state:
             return None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,9 @@ def _create_sqlite_engine(url: URL) -> AsyncEngine:
     def _on_begin(connection: Connection) -> None:
         # Take the write lock up front: a claim's read and its update can then never interleave
         # with another writer's, and lock waits happen at BEGIN where busy_timeout covers them.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # A connection for reads alone (`reading`) takes none: each read sees the last commit (WAL).
+        if not connection.get_execution_options().get(_READ_ONLY):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
@@ -93,6 +96,16 @@ def _switch_to_wal(cursor: Any) -> None:
 
 #: opens a database connection, used as `async with sessions() as session, session.begin():`
 Sessions = Callable[[], AsyncConnection]
+_READ_ONLY = "bot_read_only"
+
+
+@contextlib.asynccontextmanager
+async def reading(sessions: Sessions) -> AsyncIterator[AsyncConnection]:
+    """A connection for reads alone. On SQLite it takes no write lock, so a read never waits for
+    writers nor makes them wait (it sees the last commit); on PostgreSQL it is any connection."""
+    async with sessions() as connection:
+        await connection.execution_options(**{_READ_ONLY: True})
+        yield connection
 
 
 def session_factory(engine: AsyncEngine) -> Sessions:

@@ -25,7 +25,7 @@ from bot.store import (
     create_engine,
     session_factory,
 )
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 from bot.store.models import chats_table, users_table
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -479,3 +479,18 @@ async def test_queued_ahead_counts_the_jobs_still_waiting_before_a_job(session: 
     first, second, third = [await jobs.add(new_job(chat_id=chat), now=NOW) for chat in (1, 2, 3)]
     await jobs.update(first.id, owner=None, state=JobState.RUNNING)  # submitted: no longer waiting
     assert [await jobs.queued_ahead(job.id) for job in (first, second, third)] == [0, 0, 1]
+
+
+async def test_a_read_neither_waits_for_a_writer_nor_sees_what_it_has_not_committed(sessions: Sessions) -> None:
+    async with sessions() as session:
+        first = (await add_jobs(session, [new_job()]))[0]
+    async with sessions() as writer, writer.begin():  # holds SQLite's write lock until the block ends
+        await JobRepository(writer).add(new_job(chat_id=2), now=NOW)
+
+        async def read() -> list[int]:
+            async with reading(sessions) as session:
+                return [job.id for job in await JobRepository(session).active_for_chat(1, user_id=None)
+                        + await JobRepository(session).active_for_chat(2, user_id=None)]
+
+        # an ordinary connection would wait here for the writer (up to SQLite's busy timeout)
+        assert await asyncio.wait_for(read(), 2) == [first.id]
