@@ -89,20 +89,24 @@ class Operation:
     usage: str
     #: how many images the operation needs
     images: int
-    parse: Callable[[str], Args]
+    #: the argument text's parser; a styled one raises StyleMissing when no style is typed
+    parser: Callable[[str], Args]
     build: Callable[[Args, Sequence[InputImage]], api.Request]
     describe: Callable[[Args], Text]
     request_type: type[api.Request]
     limits: ImageLimits = DEFAULT_LIMITS
     result: ResultKind = ResultKind.PHOTO
     style_group: str | None = None
+    #: the style used when none is typed nor chosen in /settings; None: the bot asks with a picker
+    style_fallback: str | None = None
     #: the photo menu's buttons for this operation; None: one button with the title, (): not offered there
     menu: tuple[MenuButton, ...] | None = None
     image_names: tuple[str, ...] = (N_("photo"),)
     #: how many images it takes at most (more than `images` where some are optional references)
     max_images: int | None = None
     cli: tuple[CliOption, ...] = ()
-    #: argument texts a person may pick as their default in /settings (used when they type none)
+    #: argument texts a person may pick as their default in /settings (used when they type none), each shown
+    #: with the photo-menu label of the button with that argument
     default_choices: tuple[str, ...] = ()
     #: arguments offered as buttons when none are typed, for a photo of (width, height): (label, argument text)
     presets: Callable[[int, int], list[tuple[Text, str]]] | None = None
@@ -120,6 +124,31 @@ class Operation:
     def most_images(self) -> int:
         """How many images one job of this operation takes at most."""
         return self.images if self.max_images is None else self.max_images
+
+    def parse(self, text: str) -> Args:
+        """The arguments of an argument text; a missing style is the fallback's, if the operation has one."""
+        try:
+            return self.parser(text)
+        except StyleMissing:
+            if self.style_fallback is None:
+                raise
+            return self.parser(f"{self.style_fallback} {text}")
+
+    def lacks_style(self, text: str) -> bool:
+        """Whether the argument text names no style where the operation takes one (a default may fill it in)."""
+        if self.style_group is None:
+            return False
+        try:
+            self.parser(text)
+        except StyleMissing:
+            return True
+        except ArgumentError:  # something else is wrong: the parser's message says what
+            pass
+        return False
+
+    def choice_label(self, choice: str) -> str | None:
+        """The photo menu's label (a msgid) of an argument text among `default_choices`, if the menu has one."""
+        return next((button.label for button in self.menu_buttons if button.argument == choice), None)
 
     @property
     def menu_buttons(self) -> tuple[MenuButton, ...]:
@@ -328,10 +357,8 @@ class _Catalogued:
                 break
             words.pop(0)
         prompt = _check_prompt(" ".join(words), example="/generate a lighthouse at dawn")
-        if model is None:
-            if group.default is None:
-                raise StyleMissing(_pick("generate"))
-            model = group.default
+        if model is None:  # the entry's style_fallback (the section's default) fills it in where there is one
+            raise StyleMissing(_pick("generate"))
         style = group.get(model)
         ratios = style.extra.get("ratios", {})
         ratio = ratio or group.settings.get("default_ratio", "1:1")
@@ -466,7 +493,8 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: lazy(N_("Generate ({model}, {ratio}, {resolution}): {prompt}"), model=a["model"],
                                  ratio=a["ratio"], resolution=a["resolution"], prompt=a["prompt"][:300]),
                   api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  style_group="generate", image_names=(N_("reference photo"),),
+                  style_group="generate", style_fallback=styles.group("generate").default,
+                  image_names=(N_("reference photo"),),
                   max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
                   cli=(_option("--model"), _option("--ratio"), _option("--resolution"),
                        _option("--prompt", required=True))),

@@ -172,26 +172,20 @@ async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation
 
 async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
                          source: Message) -> str:
-    """The argument text with the user's defaults (/settings) where they gave none: a style, an upscale factor."""
-    people = deps(context).people
-    if people is None or source.from_user is None or source.sender_chat is not None:
+    """The argument text with the user's defaults (/settings) where they gave none: a style, a default choice."""
+    d = deps(context)
+    if d.people is None or source.from_user is None or source.sender_chat is not None:
         return args_text
-    if operation.style_group is None:
-        # an argument a person may choose a default for in /settings (upscale's factor), when none is typed
-        if args_text.strip() or not operation.default_choices:
-            return args_text
-        settings = await people.user_settings(source.from_user.id)
-        return str(settings.get(argument_setting(operation.name), "")) or args_text
-    try:
-        operation.parse(args_text)
-        return args_text
-    except StyleMissing:
-        pass
-    except ArgumentError:
-        return args_text
-    settings = await people.user_settings(source.from_user.id)
-    style = settings.get(style_setting(operation.style_group))
-    return f"{style} {args_text}".strip() if style else args_text
+    wants_choice = bool(operation.default_choices) and not args_text.strip()
+    if not wants_choice and not operation.lacks_style(args_text):
+        return args_text  # nothing a setting could fill in: no settings read
+    settings = await d.people.user_settings(source.from_user.id)
+    if wants_choice and (chosen := str(settings.get(argument_setting(operation.name), ""))) in operation.default_choices:
+        args_text = chosen
+    style = settings.get(style_setting(operation.style_group)) if operation.style_group else None
+    if style and d.styles.group(operation.style_group).get(style) and operation.lacks_style(args_text):
+        args_text = f"{style} {args_text}".strip()
+    return args_text
 
 
 async def react(source: Message, emoji: str) -> bool:

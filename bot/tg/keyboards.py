@@ -13,6 +13,7 @@ from bot.operations.styles import StyleGroup
 
 MENU_PREFIX = "op"
 STYLE_PREFIX = "st"
+CALLBACK_MAX_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Choice:
 
 def parse_choice(data: str | None) -> Choice | None:
     """Decode callback data; None for anything this bot did not make (old or foreign keyboards)."""
-    if not data or len(data.encode()) > 64:
+    if not data or len(data.encode()) > CALLBACK_MAX_BYTES:
         return None
     parts = data.split(":", 2)
     if len(parts) < 2 or parts[0] not in (MENU_PREFIX, STYLE_PREFIX) or not parts[1]:
@@ -36,7 +37,7 @@ def parse_choice(data: str | None) -> Choice | None:
 
 def _data(kind: str, operation: str, argument: str = "") -> str:
     data = f"{kind}:{operation}:{argument}" if argument else f"{kind}:{operation}"
-    assert len(data.encode()) <= 64, data  # catalogue names are short; a long one is a bug
+    assert len(data.encode()) <= CALLBACK_MAX_BYTES, data  # catalogue names are short; a long one is a bug
     return data
 
 
