@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.aiart import models as api
-from bot.i18n import N_, Text, lazy
+from bot.i18n import N_, Text, lazy, nlazy
 from bot.images import DEFAULT_LIMITS, RETOUCH_LIMITS, ImageLimits
 from bot.operations.styles import StyleCatalogue
 
@@ -65,6 +65,20 @@ class MenuButton:
 
 
 @dataclass(frozen=True)
+class Pick:
+    """An argument a person would rather pick than type, offered as buttons where the bot is asking anyway
+    (after the photo menu or a style picker) and the argument text leaves it out.
+
+    Where the bot does not ask (a typed command), the parser's default is used, as the usage says.
+    """
+
+    #: the question above the buttons (a msgid)
+    question: str
+    #: for an argument text: (label, the argument text with that choice); [] when the text gives it already
+    offer: Callable[[str], list[tuple[Text, str]]]
+
+
+@dataclass(frozen=True)
 class CliOption:
     """An option of `python -m bot try <operation>`: argparse's flag and keywords.
 
@@ -110,6 +124,8 @@ class Operation:
     default_choices: tuple[str, ...] = ()
     #: arguments offered as buttons when none are typed, for a photo of (width, height): (label, argument text)
     presets: Callable[[int, int], list[tuple[Text, str]]] | None = None
+    #: an argument offered as buttons where the bot is asking anyway and the text leaves it out
+    pick: Pick | None = None
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
@@ -261,6 +277,8 @@ def _check_prompt(prompt: str, *, example: str) -> str:
     return prompt
 
 
+#: the counts /headshot offers as buttons when the section names none
+_HEADSHOT_COUNTS = (1, 2, 4)
 _RATIO = re.compile(r"^\d{1,2}:\d{1,2}$")
 _RESOLUTION = re.compile(r"^\d[kK]$")
 
@@ -334,6 +352,17 @@ class _Catalogued:
             if not 1 <= count <= most:
                 raise ArgumentError(N_("The count must be between 1 and {most}."), most=most)
         return {"style": style.key, "count": count}
+
+    def headshot_counts(self, text: str) -> list[tuple[Text, str]]:
+        """A style without a count: the section's `count_choices` (within `max_count`) as (label, argument text)."""
+        words = text.split()
+        if len(words) != 1:  # no style yet (the picker asks first), or a count typed
+            return []
+        group = self.styles.group("headshot")
+        most = int(group.settings.get("max_count", 10))
+        counts = [int(count) for count in group.settings.get("count_choices", _HEADSHOT_COUNTS) if 1 <= int(count) <= most]
+        return [(nlazy("{count} headshot", "{count} headshots", count), f"{words[0]} {count}")
+                for count in counts]
 
     def build_headshot(self, args: Args, images: Sequence[InputImage]) -> api.Request:
         style = self.styles.group("headshot").get(args["style"])
@@ -432,6 +461,9 @@ def _option(flag: str, **keywords: Any) -> CliOption:
 def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
     """All operations, keyed by command name, in the order menus show them."""
     c = _Catalogued(styles)
+    # Numbers a person would rather pick than type: the headshot count is a `pick` (it sets the cost, and the
+    # style keyboard is asking anyway); the upscale factor (menu buttons, /settings), /imagine's size and
+    # /generate's ratio and resolution keep their defaults, since asking would add a step to every request.
     operations = [
         Operation("upscale", N_("Upscale"), N_("Enlarge a photo 2× or 4×"), N_("/upscale [2|4]"), 1,
                   _parse_upscale, _build_upscale, lambda a: lazy(N_("Upscale ×{factor}"), factor=a["factor"]),
@@ -464,6 +496,8 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: lazy(N_("Headshot: {style} ×{count}"), style=a["style"], count=a["count"]),
                   api.HeadshotRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
                   style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"],
+                  # each headshot costs: where the bot asks for a style it asks how many too; typed, the default
+                  pick=Pick(N_("How many headshots?"), c.headshot_counts),
                   cli=(_option("--style", required=True), _option("--count", type=int))),
         Operation("colorize", N_("Colorize"), N_("Add colour to a black-and-white photo"), N_("/colorize"), 1,
                   _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: lazy(N_("Colorized")),
