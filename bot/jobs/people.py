@@ -15,12 +15,11 @@ from bot.store.db import Sessions, reading
 
 
 def argument_setting(operation: str) -> str:
-    """The name of the setting holding a person's default argument text for an operation ("upscale_default")."""
+    """The name of the setting holding a person's default argument text for an operation ("<name>_default"),
+    one of its catalogue entry's `default_choices` (older rows may hold it as a number)."""
     return f"{operation}_default"
 
 
-#: the upscale factor used when a user gives none (2 or 4)
-UPSCALE_FACTOR = argument_setting("upscale")
 #: "reaction" (default) or "status": how a quick job is acknowledged
 QUICK_ACK = "quick_ack"
 #: a group's: whether anyone (True) or only the job's owner (default) may press a result's buttons

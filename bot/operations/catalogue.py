@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.aiart import models as api
-from bot.i18n import N_, Text, lazy
+from bot.i18n import N_, Text, lazy, nlazy
 from bot.images import DEFAULT_LIMITS, RETOUCH_LIMITS, ImageLimits
 from bot.operations.styles import StyleCatalogue
 
@@ -65,6 +65,20 @@ class MenuButton:
 
 
 @dataclass(frozen=True)
+class Pick:
+    """An argument a person would rather pick than type, offered as buttons where the bot is asking anyway
+    (after the photo menu or a style picker) and the argument text leaves it out.
+
+    Where the bot does not ask (a typed command), the parser's default is used, as the usage says.
+    """
+
+    #: the question above the buttons (a msgid)
+    question: str
+    #: for an argument text: (label, the argument text with that choice); [] when the text gives it already
+    offer: Callable[[str], list[tuple[Text, str]]]
+
+
+@dataclass(frozen=True)
 class CliOption:
     """An option of `python -m bot try <operation>`: argparse's flag and keywords.
 
@@ -89,23 +103,29 @@ class Operation:
     usage: str
     #: how many images the operation needs
     images: int
-    parse: Callable[[str], Args]
+    #: the argument text's parser; a styled one raises StyleMissing when no style is typed
+    parser: Callable[[str], Args]
     build: Callable[[Args, Sequence[InputImage]], api.Request]
     describe: Callable[[Args], Text]
     request_type: type[api.Request]
     limits: ImageLimits = DEFAULT_LIMITS
     result: ResultKind = ResultKind.PHOTO
     style_group: str | None = None
+    #: the style used when none is typed nor chosen in /settings; None: the bot asks with a picker
+    style_fallback: str | None = None
     #: the photo menu's buttons for this operation; None: one button with the title, (): not offered there
     menu: tuple[MenuButton, ...] | None = None
     image_names: tuple[str, ...] = (N_("photo"),)
     #: how many images it takes at most (more than `images` where some are optional references)
     max_images: int | None = None
     cli: tuple[CliOption, ...] = ()
-    #: argument texts a person may pick as their default in /settings (used when they type none)
+    #: argument texts a person may pick as their default in /settings (used when they type none), each shown
+    #: with the photo-menu label of the button with that argument
     default_choices: tuple[str, ...] = ()
     #: arguments offered as buttons when none are typed, for a photo of (width, height): (label, argument text)
     presets: Callable[[int, int], list[tuple[Text, str]]] | None = None
+    #: an argument offered as buttons where the bot is asking anyway and the text leaves it out
+    pick: Pick | None = None
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
@@ -120,6 +140,31 @@ class Operation:
     def most_images(self) -> int:
         """How many images one job of this operation takes at most."""
         return self.images if self.max_images is None else self.max_images
+
+    def parse(self, text: str) -> Args:
+        """The arguments of an argument text; a missing style is the fallback's, if the operation has one."""
+        try:
+            return self.parser(text)
+        except StyleMissing:
+            if self.style_fallback is None:
+                raise
+            return self.parser(f"{self.style_fallback} {text}")
+
+    def lacks_style(self, text: str) -> bool:
+        """Whether the argument text names no style where the operation takes one (a default may fill it in)."""
+        if self.style_group is None:
+            return False
+        try:
+            self.parser(text)
+        except StyleMissing:
+            return True
+        except ArgumentError:  # something else is wrong: the parser's message says what
+            pass
+        return False
+
+    def choice_label(self, choice: str) -> str | None:
+        """The photo menu's label (a msgid) of an argument text among `default_choices`, if the menu has one."""
+        return next((button.label for button in self.menu_buttons if button.argument == choice), None)
 
     @property
     def menu_buttons(self) -> tuple[MenuButton, ...]:
@@ -232,6 +277,8 @@ def _check_prompt(prompt: str, *, example: str) -> str:
     return prompt
 
 
+#: the counts /headshot offers as buttons when the section names none
+_HEADSHOT_COUNTS = (1, 2, 4)
 _RATIO = re.compile(r"^\d{1,2}:\d{1,2}$")
 _RESOLUTION = re.compile(r"^\d[kK]$")
 
@@ -306,6 +353,17 @@ class _Catalogued:
                 raise ArgumentError(N_("The count must be between 1 and {most}."), most=most)
         return {"style": style.key, "count": count}
 
+    def headshot_counts(self, text: str) -> list[tuple[Text, str]]:
+        """A style without a count: the section's `count_choices` (within `max_count`) as (label, argument text)."""
+        words = text.split()
+        if len(words) != 1:  # no style yet (the picker asks first), or a count typed
+            return []
+        group = self.styles.group("headshot")
+        most = int(group.settings.get("max_count", 10))
+        counts = [int(count) for count in group.settings.get("count_choices", _HEADSHOT_COUNTS) if 1 <= int(count) <= most]
+        return [(nlazy("{count} headshot", "{count} headshots", count), f"{words[0]} {count}")
+                for count in counts]
+
     def build_headshot(self, args: Args, images: Sequence[InputImage]) -> api.Request:
         style = self.styles.group("headshot").get(args["style"])
         return api.HeadshotRequest(image=images[0].ref,
@@ -328,10 +386,8 @@ class _Catalogued:
                 break
             words.pop(0)
         prompt = _check_prompt(" ".join(words), example="/generate a lighthouse at dawn")
-        if model is None:
-            if group.default is None:
-                raise StyleMissing(_pick("generate"))
-            model = group.default
+        if model is None:  # the entry's style_fallback (the section's default) fills it in where there is one
+            raise StyleMissing(_pick("generate"))
         style = group.get(model)
         ratios = style.extra.get("ratios", {})
         ratio = ratio or group.settings.get("default_ratio", "1:1")
@@ -405,6 +461,9 @@ def _option(flag: str, **keywords: Any) -> CliOption:
 def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
     """All operations, keyed by command name, in the order menus show them."""
     c = _Catalogued(styles)
+    # Numbers a person would rather pick than type: the headshot count is a `pick` (it sets the cost, and the
+    # style keyboard is asking anyway); the upscale factor (menu buttons, /settings), /imagine's size and
+    # /generate's ratio and resolution keep their defaults, since asking would add a step to every request.
     operations = [
         Operation("upscale", N_("Upscale"), N_("Enlarge a photo 2× or 4×"), N_("/upscale [2|4]"), 1,
                   _parse_upscale, _build_upscale, lambda a: lazy(N_("Upscale ×{factor}"), factor=a["factor"]),
@@ -437,6 +496,8 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: lazy(N_("Headshot: {style} ×{count}"), style=a["style"], count=a["count"]),
                   api.HeadshotRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM,
                   style_group="headshot", typical_seconds=40, outputs=lambda a: a["count"],
+                  # each headshot costs: where the bot asks for a style it asks how many too; typed, the default
+                  pick=Pick(N_("How many headshots?"), c.headshot_counts),
                   cli=(_option("--style", required=True), _option("--count", type=int))),
         Operation("colorize", N_("Colorize"), N_("Add colour to a black-and-white photo"), N_("/colorize"), 1,
                   _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: lazy(N_("Colorized")),
@@ -466,7 +527,8 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: lazy(N_("Generate ({model}, {ratio}, {resolution}): {prompt}"), model=a["model"],
                                  ratio=a["ratio"], resolution=a["resolution"], prompt=a["prompt"][:300]),
                   api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  style_group="generate", image_names=(N_("reference photo"),),
+                  style_group="generate", style_fallback=styles.group("generate").default,
+                  image_names=(N_("reference photo"),),
                   max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
                   cli=(_option("--model"), _option("--ratio"), _option("--resolution"),
                        _option("--prompt", required=True))),

@@ -122,10 +122,8 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         args = operation.parse(args_text)
     except StyleMissing:
         group = d.styles.group(operation.style_group)
-        picker = await show(source, tr(language, texts.STYLE_PROMPT), editable,
-                            keyboards.style_picker(operation.name, group))
-        if picker is not None and images:
-            await remember_picker_images(context, picker.chat_id, picker.message_id, images)
+        await ask(context, source, tr(language, texts.STYLE_PROMPT), editable,
+                  keyboards.style_picker(operation.name, group), images)
         return
     except ArgumentError as error:
         if await offer_presets(context, operation, args_text, source, images, editable):
@@ -150,8 +148,32 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
         # optional extra images (reference photos) come as an album: the rest of it is on its way
         await collect_album(context, operation, args_text, source, images)
         return
+    if editable is not None and await offer_pick(context, operation, args_text, source, images, editable):
+        return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
+
+
+async def ask(context: ContextTypes.DEFAULT_TYPE, source: Message, text: str, editable: Message | None,
+              markup: InlineKeyboardMarkup, images: list[FileInput]) -> None:
+    """Show a question with buttons (editing the menu being answered), keeping the images it was asked about."""
+    picker = await show(source, text, editable, markup)
+    if picker is not None and images:
+        await remember_picker_images(context, picker.chat_id, picker.message_id, images)
+
+
+async def offer_pick(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+                     images: list[FileInput], editable: Message) -> bool:
+    """Answering a menu or picker, with an argument left out that the operation offers as buttons (a headshot
+    count): offer them; True when offered. A typed command is not asked: its parser's default stands."""
+    if operation.pick is None:
+        return False
+    language = await language_for(context, source)
+    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, operation.pick.offer(args_text))
+    if markup is None:
+        return False
+    await ask(context, source, tr(language, operation.pick.question), editable, markup, images)
+    return True
 
 
 async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
@@ -164,34 +186,27 @@ async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     markup = presets.preset_keyboard(language, *size, operation) if size else None
     if markup is None:
         return False
-    picker = await show(source, tr(language, texts.PRESET_PICK, title=tr(language, operation.title)), editable, markup)
-    if picker is not None:
-        await remember_picker_images(context, picker.chat_id, picker.message_id, images)
+    await ask(context, source, tr(language, texts.PRESET_PICK, title=tr(language, operation.title)), editable, markup,
+              images)
     return True
 
 
 async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
                          source: Message) -> str:
-    """The argument text with the user's defaults (/settings) where they gave none: a style, an upscale factor."""
-    people = deps(context).people
-    if people is None or source.from_user is None or source.sender_chat is not None:
+    """The argument text with the user's defaults (/settings) where they gave none: a style, a default choice."""
+    d = deps(context)
+    if d.people is None or source.from_user is None or source.sender_chat is not None:
         return args_text
-    if operation.style_group is None:
-        # an argument a person may choose a default for in /settings (upscale's factor), when none is typed
-        if args_text.strip() or not operation.default_choices:
-            return args_text
-        settings = await people.user_settings(source.from_user.id)
-        return str(settings.get(argument_setting(operation.name), "")) or args_text
-    try:
-        operation.parse(args_text)
-        return args_text
-    except StyleMissing:
-        pass
-    except ArgumentError:
-        return args_text
-    settings = await people.user_settings(source.from_user.id)
-    style = settings.get(style_setting(operation.style_group))
-    return f"{style} {args_text}".strip() if style else args_text
+    wants_choice = bool(operation.default_choices) and not args_text.strip()
+    if not wants_choice and not operation.lacks_style(args_text):
+        return args_text  # nothing a setting could fill in: no settings read
+    settings = await d.people.user_settings(source.from_user.id)
+    if wants_choice and (chosen := str(settings.get(argument_setting(operation.name), ""))) in operation.default_choices:
+        args_text = chosen
+    style = settings.get(style_setting(operation.style_group)) if operation.style_group else None
+    if style and d.styles.group(operation.style_group).get(style) and operation.lacks_style(args_text):
+        args_text = f"{style} {args_text}".strip()
+    return args_text
 
 
 async def react(source: Message, emoji: str) -> bool:

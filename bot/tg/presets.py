@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import InlineKeyboardMarkup, Message
 
-from bot.i18n import render
 from bot.operations.catalogue import Operation
 from bot.tg import keyboards
 
@@ -23,7 +22,4 @@ def preset_keyboard(language: str, width: int, height: int, operation: Operation
     or None when it has none or none fit."""
     if operation.presets is None:
         return None
-    buttons = [InlineKeyboardButton(render(language, label),
-                                    callback_data=f"{keyboards.STYLE_PREFIX}:{operation.name}:{argument}")
-               for label, argument in operation.presets(width, height)]
-    return InlineKeyboardMarkup([buttons[i:i + 3] for i in range(0, len(buttons), 3)]) if buttons else None
+    return keyboards.argument_keyboard(language, keyboards.STYLE_PREFIX, operation, operation.presets(width, height))

@@ -54,8 +54,10 @@ async def test_menu_style_choice_for_headshot(bot, telegram, alice_chat):
     telegram.user_presses(alice_chat, ALICE, menu.message_id, "op:headshot")
     await wait_text(telegram, alice_chat.id, "Pick a style")
     telegram.user_presses(alice_chat, ALICE, menu.message_id, "st:headshot:fashion")
-    results = await wait_media(telegram, alice_chat.id, 2)
-    assert len(results) == 2  # the catalogue's default count
+    await wait_text(telegram, alice_chat.id, "How many headshots?")
+    telegram.user_presses(alice_chat, ALICE, menu.message_id, "ar:headshot:fashion 1")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert result.reply_to_message_id == menu.reply_to_message_id  # the photo the menu was for
 
 
 async def test_command_replying_to_a_photo(bot, telegram, alice_chat):

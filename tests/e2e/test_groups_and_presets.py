@@ -1,11 +1,14 @@
-"""Phone-friendly arguments (/expand presets, /start deep links) and groups with privacy mode on."""
+"""Phone-friendly arguments (/expand presets, headshot counts, /start deep links) and groups with privacy mode on."""
 
 from __future__ import annotations
+
+import json
 
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
 from tests.e2e.helpers import media, wait_media
 from tests.fakes import samples
+from tests.fakes.telegram_models import User, private_chat
 
 
 def buttons(message) -> dict[str, str]:
@@ -35,6 +38,48 @@ async def test_expand_presets_make_the_right_geometry(bot, telegram, alice_chat)
         telegram.user_presses(alice_chat, ALICE, picker.message_id, buttons(picker)[label])
         result = (await wait_media(telegram, alice_chat.id, count + 1))[-1]
         assert size_of(result.media) == expected
+
+
+def avatar_counts(sandbox) -> list[int]:
+    """The headshot counts the service was asked for, oldest first."""
+    return [template["num"] for r in sandbox.received if r.method == "POST" and r.path == "/v1/aiart/avatar"
+            for template in json.loads(r.body)["avatarTemplateParams"]]
+
+
+async def test_headshot_count_buttons_after_the_style_picker_make_that_many(bot, telegram, sandbox, alice_chat):
+    asked = telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(300, 300), caption="/headshot")
+    picker = await reply_to(telegram, alice_chat, asked)
+    assert picker.text == "Pick a style:"
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, "st:headshot:fashion")
+    # the bot is asking anyway: the count comes as buttons on the same message
+    await telegram.wait_for(lambda: telegram.message(alice_chat.id, picker.message_id)["text"] == "How many headshots?")
+    counts = {button["text"]: button["callback_data"]
+              for row in telegram.message(alice_chat.id, picker.message_id)["reply_markup"]["inline_keyboard"]
+              for button in row}
+    assert counts == {"1 headshot": "ar:headshot:fashion 1", "2 headshots": "ar:headshot:fashion 2",
+                      "4 headshots": "ar:headshot:fashion 4"}
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, counts["4 headshots"])
+    album = await wait_media(telegram, alice_chat.id, 4)
+    assert len(album) == 4 and album[0].caption.startswith("✅ Headshot: fashion ×4")
+    assert avatar_counts(sandbox) == [4]
+    # typed in full, nothing is asked: the catalogue's default count
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(300, 300), caption="/headshot business")
+    await wait_media(telegram, alice_chat.id, 6)
+    assert avatar_counts(sandbox) == [4, 2]
+
+
+async def test_headshot_count_buttons_are_in_the_users_language(bot, telegram):
+    ivan = User(2001, "Иван", username="ivan", language_code="ru")
+    chat = private_chat(ivan)
+    photo = telegram.user_sends(chat, ivan, photo=samples.jpeg(300, 300))
+    menu = await reply_to(telegram, chat, photo)
+    telegram.user_presses(chat, ivan, menu.message_id, "op:headshot")
+    await telegram.wait_for(lambda: telegram.message(chat.id, menu.message_id)["text"] != menu.text)
+    telegram.user_presses(chat, ivan, menu.message_id, "st:headshot:business")
+    await telegram.wait_for(lambda: telegram.message(chat.id, menu.message_id)["text"] == "Сколько портретов?")
+    labels = [button["text"] for row in telegram.message(chat.id, menu.message_id)["reply_markup"]["inline_keyboard"]
+              for button in row]
+    assert labels == ["1 портрет", "2 портрета", "4 портрета"]
 
 
 async def test_expand_of_a_document_asks_for_numbers(bot, telegram, alice_chat):

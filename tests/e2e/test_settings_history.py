@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from bot.jobs.people import PeopleService
+from bot.operations.catalogue import build_catalogue
+from bot.operations.styles import load_catalogue
+from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
 from tests.e2e.helpers import media, wait_media
 from tests.fakes import samples
+from tests.fakes.telegram_models import User, private_chat
+
+CATALOGUE = build_catalogue(load_catalogue())
+IVAN = User(2001, "Иван", username="ivan", language_code="ru")
 
 
 def buttons(message) -> list[str]:
@@ -46,18 +54,78 @@ async def test_group_settings_are_refused_to_a_non_admin(bot, telegram, group_ch
     assert telegram.message(group_chat.id, panel.message_id)["reply_markup"] == panel.reply_markup
 
 
-async def test_default_upscale_factor_and_style(bot, telegram, alice_chat):
+def catalogue_rows() -> set[str]:
+    """The settings rows the catalogue calls for: a default per operation with default choices, a style per group."""
+    return ({f"set:df:{operation.name}" for operation in CATALOGUE.values() if operation.default_choices}
+            | {f"set:st:{operation.style_group}" for operation in CATALOGUE.values() if operation.style_group})
+
+
+def people(settings) -> tuple[PeopleService, object]:
+    engine = create_engine(settings.database_url)
+    return PeopleService(session_factory(engine)), engine
+
+
+async def press(telegram, chat, panel, data: str, then: str) -> None:
+    """Press a button of a settings panel and wait until the panel says `then`."""
+    telegram.user_presses(chat, ALICE, panel.message_id, data)
+    await telegram.wait_for(lambda: then in str(telegram.message(chat.id, panel.message_id)))
+
+
+async def test_settings_show_a_row_per_default_choice_and_style_group_of_the_catalogue(bot, telegram, alice_chat):
     panel = await reply_to(telegram, alice_chat, ALICE, "/settings")
-    query = telegram.user_presses(alice_chat, ALICE, panel.message_id, "set:up")
-    await telegram.wait_for(lambda: query in telegram.callback_answers)
-    query = telegram.user_presses(alice_chat, ALICE, panel.message_id, "set:st:art")
-    await telegram.wait_for(lambda: query in telegram.callback_answers)
-    telegram.user_presses(alice_chat, ALICE, panel.message_id, "set:st:art:oil")
-    await telegram.wait_for(lambda: "Art style: " in str(telegram.message(alice_chat.id, panel.message_id)))
+    rows = {":".join(data.split(":")[:3]) for data in buttons(panel) if data.startswith(("set:df:", "set:st:"))}
+    assert rows == catalogue_rows()
+    assert {"set:df:upscale", "set:st:art", "set:st:headshot", "set:st:imagine", "set:st:generate"} <= rows
+    labels = [button["text"] for row in panel.reply_markup["inline_keyboard"] for button in row]
+    assert "By default: Upscale 2×" in labels and "Generate style: FLUX.2 Pro" in labels
+    assert "Art effect style: ask" in labels
+    # in Russian, from the same catalogue: the menu's label and the operation's title, translated
+    panel = await reply_to(telegram, private_chat(IVAN), IVAN, "/settings")
+    labels = [button["text"] for row in panel.reply_markup["inline_keyboard"] for button in row]
+    assert "По умолчанию: Увеличить 2×" in labels and "Арт-эффект, стиль: спрашивать" in labels
+
+
+async def test_changed_defaults_are_stored_and_used_by_the_next_command_without_the_argument(
+        bot, telegram, alice_chat, settings):
+    panel = await reply_to(telegram, alice_chat, ALICE, "/settings")
+    await press(telegram, alice_chat, panel, "set:df:upscale:4", "By default: Upscale 4×")
+    await press(telegram, alice_chat, panel, "set:st:art", "Default Art effect style:")
+    await press(telegram, alice_chat, panel, "set:st:art:oil", "Art effect style: Oil painting")
+    await press(telegram, alice_chat, panel, "set:st:generate", "Default Generate style:")
+    choices = [button["callback_data"] for row in telegram.message(alice_chat.id, panel.message_id)["reply_markup"][
+        "inline_keyboard"] for button in row]
+    assert "set:st:generate:gpt" in choices and "set:st:generate:-" not in choices  # it falls back, never asks
+    await press(telegram, alice_chat, panel, "set:st:generate:gpt", "Generate style: GPT Image 2")
+    service, engine = people(settings)
+    try:
+        stored = await service.user_settings(ALICE.id)
+    finally:
+        await engine.dispose()
+    assert stored == {"upscale_default": "4", "style_art": "oil", "style_generate": "gpt"}
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/upscale")
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (200, 160)
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/art")
     results = await wait_media(telegram, alice_chat.id, 2)
     assert results[1].caption.startswith("✅ Art: oil")
-    assert len(media(telegram, alice_chat.id)) == 2
+    telegram.user_sends(alice_chat, ALICE, text="/generate a lighthouse")
+    results = await wait_media(telegram, alice_chat.id, 3)
+    assert results[2].caption.startswith("✅ Generate (gpt, 1:1, 1k)")
+    # a typed argument still wins over the default
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/upscale 2")
+    results = await wait_media(telegram, alice_chat.id, 4)
+    assert size_of(results[3].media) == (100, 80)
+    assert len(media(telegram, alice_chat.id)) == 4
+
+
+async def test_a_default_stored_as_a_number_before_is_still_read(bot, telegram, alice_chat, settings):
+    service, engine = people(settings)
+    try:
+        await service.set_user(ALICE.id, upscale_default=4)  # how the hand-made upscale toggle stored it
+    finally:
+        await engine.dispose()
+    panel = await reply_to(telegram, alice_chat, ALICE, "/settings")
+    assert "set:df:upscale:2" in buttons(panel)  # it shows 4×, so a press sets 2
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/upscale")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert size_of(result.media) == (200, 160)

@@ -1,8 +1,9 @@
 """One operation, one entry: an operation is named only by its request model, its catalogue entry and its
-sandbox renderer; everything else (commands, menus, the shell's `try`, the client, the worker) reads the entry."""
+sandbox renderer; everything else (commands, menus, /settings, the shell's `try`, the client, the worker) reads the entry."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -19,6 +20,9 @@ CATALOGUE = build_catalogue(load_catalogue())
 REQUEST_PLACES = {"aiart/models.py", "operations/catalogue.py"}
 #: the only places an endpoint path may be written: the request model and the sandbox's renderer
 PATH_PLACES = {"aiart/models.py", "sandbox/operations.py"}
+#: where a string may equal an operation's name: the catalogue, and the service's side, whose own words
+#: (the colorize and faceswap endpoints, restoration's upscale field) happen to be the same
+NAME_PLACES = ("operations/catalogue.py", "aiart/", "sandbox/")
 
 
 def sources() -> dict[str, str]:
@@ -45,6 +49,25 @@ def test_an_endpoint_path_is_written_only_in_its_model_and_its_sandbox_renderer(
 def test_no_module_outside_the_catalogue_branches_on_an_operation_name(operation):
     quoted = rf"""[=!]= ["']{operation.name}["']|["']{operation.name}["'] [=!]=|\bin \([^)]*["']{operation.name}["']"""
     assert places(quoted) <= {"operations/catalogue.py"}
+
+
+def _strings(text: str) -> set[str]:
+    """The string constants of a module, docstrings left out."""
+    tree = ast.parse(text)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
+
+
+@pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
+def test_no_module_outside_the_catalogue_lists_an_operation_or_its_style_group_by_name(operation):
+    """A hand-made list (of style groups for /settings, a setting named after one operation) is how a new
+    operation ends up missing somewhere: every such place reads the catalogue instead."""
+    names = {operation.name, operation.style_group} - {None}
+    found = {place for place, text in sources().items() if not place.startswith(NAME_PLACES) and names & _strings(text)}
+    assert found == set()
 
 
 def test_every_request_model_has_an_operation():

@@ -86,7 +86,7 @@ async def _answer(query: CallbackQuery, text: str | None = None, *, alert: bool 
 
 
 async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A button of the photo menu or of a style picker."""
+    """A button of the photo menu, of a style picker or of a picked argument."""
     query = update.callback_query
     d = deps(context)
     language = await language_for(context, update=update)
@@ -106,6 +106,8 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await _answer(query)
     if choice.kind == keyboards.MENU_PREFIX:
         await _menu_choice(context, operation, choice.argument, source, menu)
+    elif choice.kind == keyboards.PICK_PREFIX:
+        await _picked(context, operation, choice.argument, source, menu)
     else:
         await _style_choice(context, operation, choice.argument, source, menu)
 
@@ -148,6 +150,12 @@ async def _style_choice(context, operation, style: str, source: Message, menu: M
     typed = call.args if call and call.name == operation.name else ""
     images = await _style_images(context, source, menu) if operation.images else []
     await start_operation(context, operation, f"{style} {typed}".strip(), source, images, editable=menu)
+
+
+async def _picked(context, operation, argument: str, source: Message, menu: Message) -> None:
+    # a picked argument's button carries the whole argument text (the style picked before it included)
+    images = await _style_images(context, source, menu) if operation.images else []
+    await start_operation(context, operation, argument, source, images, editable=menu)
 
 
 async def _style_images(context, source: Message, menu: Message) -> list:

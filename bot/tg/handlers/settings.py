@@ -1,12 +1,17 @@
 """/settings: a person's defaults in a private chat; a group's settings in a group (its admins only).
 
-Buttons carry ``set:<what>[:<group>[:<value>]]``; the language button is ``lang:?`` (the language
-handlers own it). Everything is stored by name in users.settings or chats.settings.
+The rows come from the catalogue: a default style for every style group of a styled operation, and a
+default argument for every operation with `default_choices` (shown with its photo-menu label), so an
+operation added to the catalogue shows up here with no edit. Buttons carry ``set:<what>[:<name>[:<value>]]``:
+``set:st:<group>[:<style>]``, ``set:df:<operation>:<choice>`` (the choice the press sets), ``set:ack``;
+the language button is ``lang:?`` (the language handlers own it). Everything is stored by name in
+users.settings or chats.settings (`bot.jobs.people` names the keys).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
@@ -15,7 +20,9 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot.i18n import tr
-from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, UPSCALE_FACTOR, style_setting
+from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
+from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
@@ -23,30 +30,95 @@ from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import CALLBACK_MAX_BYTES
 
 log = logging.getLogger(__name__)
 
 PREFIX = "set"
 LANGUAGE_DATA = "lang:?"
-#: the style groups a person can set a default for
-STYLE_GROUPS = ("art", "headshot", "imagine")
+STYLE, DEFAULT, ACK = "st", "df", "ack"
+#: the "no default style" choice of an operation that asks for a style
+NO_STYLE = "-"
 
 
-def _button(text: str, *parts: str) -> InlineKeyboardButton:
-    return InlineKeyboardButton(text, callback_data=":".join((PREFIX, *parts)))
+def _data(*parts: str) -> str | None:
+    data = ":".join((PREFIX, *parts))
+    return data if len(data.encode()) <= CALLBACK_MAX_BYTES else None
 
 
-def user_panel(lang: str, settings: dict[str, Any], styles) -> InlineKeyboardMarkup:
-    """A person's settings as buttons."""
-    rows = [[InlineKeyboardButton(tr(lang, texts.SETTINGS_LANGUAGE), callback_data=LANGUAGE_DATA)],
-            [_button(tr(lang, texts.SETTINGS_UPSCALE, factor=settings.get(UPSCALE_FACTOR, 2)), "up")]]
-    for group in STYLE_GROUPS:
-        chosen = settings.get(style_setting(group))
-        label = styles.group(group).get(chosen).label if chosen and styles.group(group).get(chosen) else None
-        rows.append([_button(tr(lang, texts.SETTINGS_STYLE, group=group.capitalize(),
-                                style=label or tr(lang, texts.SETTINGS_STYLE_ASK)), "st", group)])
+def _button(text: str, *parts: str) -> InlineKeyboardButton | None:
+    data = _data(*parts)
+    return None if data is None else InlineKeyboardButton(text, callback_data=data)
+
+
+def styled(operations: Mapping[str, Operation]) -> dict[str, Operation]:
+    """The style groups a person may choose a default for, each with the (first) operation using it."""
+    found: dict[str, Operation] = {}
+    for operation in operations.values():
+        if operation.style_group is not None:
+            found.setdefault(operation.style_group, operation)
+    return found
+
+
+def _unchosen_style(lang: str, operation: Operation, styles: StyleCatalogue) -> str:
+    """What a styled operation does without a default: its fallback style, or ask with a picker."""
+    fallback = styles.group(operation.style_group).get(operation.style_fallback or "")
+    return fallback.label if fallback is not None else tr(lang, texts.SETTINGS_STYLE_ASK)
+
+
+def current_choice(operation: Operation, settings: Mapping[str, Any]) -> str | None:
+    """The default choice in force: the person's, else the one the operation's own default equals (None: none does)."""
+    stored = str(settings.get(argument_setting(operation.name), ""))
+    if stored in operation.default_choices:
+        return stored
+    try:
+        usual = operation.parse("")
+    except ArgumentError:
+        return None
+    return next((choice for choice in operation.default_choices if _parsed(operation, choice) == usual), None)
+
+
+def _parsed(operation: Operation, text: str) -> dict[str, Any] | None:
+    try:
+        return operation.parse(text)
+    except ArgumentError:
+        return None
+
+
+def choice_label(lang: str, operation: Operation, choice: str | None) -> str:
+    """A default choice as a person sees it: its photo-menu label, else the title and the argument text."""
+    if choice is None:
+        return "—"
+    label = operation.choice_label(choice)
+    return tr(lang, label) if label else tr(lang, texts.SETTINGS_CHOICE_TYPED, title=tr(lang, operation.title),
+                                            argument=choice)
+
+
+def _default_row(lang: str, operation: Operation, settings: Mapping[str, Any]) -> InlineKeyboardButton | None:
+    choices = operation.default_choices
+    current = current_choice(operation, settings)
+    following = choices[(choices.index(current) + 1) % len(choices)] if current in choices else choices[0]
+    return _button(tr(lang, texts.SETTINGS_DEFAULT_CHOICE, choice=choice_label(lang, operation, current)),
+                   DEFAULT, operation.name, following)
+
+
+def _style_row(lang: str, group: str, operation: Operation, settings: Mapping[str, Any],
+               styles: StyleCatalogue) -> InlineKeyboardButton | None:
+    chosen = styles.group(group).get(str(settings.get(style_setting(group)) or ""))
+    style = chosen.label if chosen is not None else _unchosen_style(lang, operation, styles)
+    return _button(tr(lang, texts.SETTINGS_STYLE, group=tr(lang, operation.title), style=style), STYLE, group)
+
+
+def user_panel(lang: str, settings: Mapping[str, Any], operations: Mapping[str, Operation],
+               styles: StyleCatalogue) -> InlineKeyboardMarkup:
+    """A person's settings as buttons: language, a row per operation with default choices and per style group,
+    and how quick jobs are acknowledged."""
+    rows = [[InlineKeyboardButton(tr(lang, texts.SETTINGS_LANGUAGE), callback_data=LANGUAGE_DATA)]]
+    buttons = [_default_row(lang, operation, settings) for operation in operations.values() if operation.default_choices]
+    buttons += [_style_row(lang, group, operation, settings, styles) for group, operation in styled(operations).items()]
     quick = texts.SETTINGS_QUICK_STATUS if settings.get(QUICK_ACK) == "status" else texts.SETTINGS_QUICK_REACTION
-    rows.append([_button(tr(lang, quick), "ack")])
+    buttons.append(_button(tr(lang, quick), ACK))
+    rows += [[button] for button in buttons if button is not None]
     return InlineKeyboardMarkup(rows)
 
 
@@ -58,11 +130,13 @@ def group_panel(lang: str, settings: dict[str, Any]) -> InlineKeyboardMarkup:
                                  [_button(tr(lang, followups), "followups")]])
 
 
-def style_choices(lang: str, group: str, styles) -> InlineKeyboardMarkup:
-    """The styles of a group to pick a default from, and "ask" (the picker each time)."""
-    buttons = [_button(style.label, "st", group, style.key) for style in styles.group(group).styles.values()]
-    buttons.append(_button(tr(lang, texts.SETTINGS_STYLE_ASK), "st", group, "-"))
-    return InlineKeyboardMarkup([buttons[i:i + 2] for i in range(0, len(buttons), 2)])
+def style_choices(lang: str, group: str, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:
+    """The styles of a group to pick a default from, and "ask" (the picker each time) where the operation asks."""
+    buttons = [_button(style.label, STYLE, group, style.key) for style in styles.group(group).styles.values()]
+    if operation.style_fallback is None:
+        buttons.append(_button(tr(lang, texts.SETTINGS_STYLE_ASK), STYLE, group, NO_STYLE))
+    fitting = [button for button in buttons if button is not None]
+    return InlineKeyboardMarkup([fitting[i:i + 2] for i in range(0, len(fitting), 2)])
 
 
 async def refusal_for_group(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, lang: str) -> str | None:
@@ -81,7 +155,7 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
         return
     if message.chat.type == ChatType.PRIVATE:
         settings = await d.people.user_settings(user.id)
-        await reply(message, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.styles))
+        await reply(message, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.operations, d.styles))
         return
     refusal = await refusal_for_group(context, message.chat_id, user.id, lang)
     if refusal is not None:
@@ -96,7 +170,7 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
     query, d = update.callback_query, deps(context)
     lang = await language_for(context, update=update)
     panel = query.message if isinstance(query.message, Message) else None
-    parts = (query.data or "").split(":")
+    parts = (query.data or "").split(":", 3)
     if panel is None or d.people is None or len(parts) < 2:
         await answer(query)
         return
@@ -110,21 +184,26 @@ async def _user_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery,
                        lang: str) -> None:
     d, user_id = deps(context), query.from_user.id
     settings = await d.people.user_settings(user_id)
-    what = parts[0]
-    if what == "up":
-        settings = await d.people.set_user(user_id, **{UPSCALE_FACTOR: 4 if settings.get(UPSCALE_FACTOR, 2) == 2 else 2})
-    elif what == "ack":
-        settings = await d.people.set_user(user_id, **{QUICK_ACK: "reaction" if settings.get(QUICK_ACK) == "status"
-                                                       else "status"})
-    elif what == "st" and len(parts) == 2 and parts[1] in STYLE_GROUPS:
+    what, name, value = [*parts, "", ""][:3]
+    operation = d.operations.get(name)
+    groups = styled(d.operations)
+    changed: dict[str, Any] = {}
+    if what == DEFAULT and operation is not None and value in operation.default_choices:
+        changed[argument_setting(operation.name)] = value
+    elif what == ACK:
+        changed[QUICK_ACK] = "reaction" if settings.get(QUICK_ACK) == "status" else "status"
+    elif what == STYLE and name in groups and len(parts) == 2:
         await answer(query)
-        await _edit(panel, tr(lang, texts.SETTINGS_PICK_STYLE, group=parts[1]), style_choices(lang, parts[1], d.styles))
+        await _edit(panel, tr(lang, texts.SETTINGS_PICK_STYLE, group=tr(lang, groups[name].title)),
+                    style_choices(lang, name, groups[name], d.styles))
         return
-    elif what == "st" and len(parts) == 3 and parts[1] in STYLE_GROUPS:
-        key = parts[2] if d.styles.group(parts[1]).get(parts[2]) else None
-        settings = await d.people.set_user(user_id, **{style_setting(parts[1]): key})
-    await answer(query, tr(lang, texts.SETTINGS_SAVED))
-    await _edit(panel, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.styles))
+    elif what == STYLE and name in groups and len(parts) == 3:
+        style = d.styles.group(name).get(value)
+        changed[style_setting(name)] = style.key if style is not None else None
+    if changed:
+        settings = await d.people.set_user(user_id, **changed)
+    await answer(query, tr(lang, texts.SETTINGS_SAVED) if changed else None)
+    await _edit(panel, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.operations, d.styles))
 
 
 async def _group_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, panel: Message, parts: list[str],
