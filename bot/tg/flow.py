@@ -200,7 +200,7 @@ async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operatio
     wants_choice = bool(operation.default_choices) and not args_text.strip()
     if not wants_choice and not operation.lacks_style(args_text):
         return args_text  # nothing a setting could fill in: no settings read
-    settings = await d.people.user_settings(source.from_user.id)
+    settings = await person_settings(context, source)
     if wants_choice and (chosen := str(settings.get(argument_setting(operation.name), ""))) in operation.default_choices:
         args_text = chosen
     style = settings.get(style_setting(operation.style_group)) if operation.style_group else None
