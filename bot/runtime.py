@@ -148,7 +148,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                 settings.poll_policy, time_scale=settings.poll_time_scale)
             if callback_path is not None:
                 schedule = CallbackSchedule(schedule)
-            alarm = ServiceAlarm(admin_alarm(application, settings.bot_admins)) if settings.bot_admins else None
+            alarm = (ServiceAlarm(admin_alarm(application, settings.bot_admins), shared=deps.conversations)
+                     if settings.bot_admins else None)
             worker = Worker(sessions, service.client, notifier, catalogue,
                             handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
                             fetcher=service.fetcher,
