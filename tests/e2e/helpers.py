@@ -1,7 +1,13 @@
-"""Small helpers for end-to-end tests: what the bot has sent, waited for."""
+"""Small helpers for end-to-end tests: what the bot has sent, waited for, and the jobs it stored."""
 
 from __future__ import annotations
 
+import json
+
+from sqlalchemy import select
+
+from bot.store import create_engine, session_factory
+from bot.store.models import Job
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import SentMessage
 
@@ -34,3 +40,20 @@ def acknowledged(telegram: FakeTelegram, chat_id: int, message_id: int) -> bool:
 
 async def wait_acknowledged(telegram: FakeTelegram, chat_id: int, message_id: int, timeout: float = 20) -> None:
     await telegram.wait_for(lambda: acknowledged(telegram, chat_id, message_id), timeout)
+
+
+async def job_states(settings) -> list[tuple[str, str]]:
+    """(operation, state) of every job row, oldest first."""
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            rows = (await session.execute(select(Job.operation, Job.state).order_by(Job.id))).all()
+        return [(operation, str(state)) for operation, state in rows]
+    finally:
+        await engine.dispose()
+
+
+def generation_posts(sandbox) -> list[dict]:
+    """The bodies of the image-generation requests the sandbox received."""
+    return [json.loads(r.body) for r in sandbox.received
+            if r.method == "POST" and r.path.startswith("/v1/aiart/imagegeneration/")]

@@ -5,23 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy import select
 
-from bot.store import create_engine, session_factory
-from bot.store.models import Job
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
-from tests.e2e.helpers import media, texts, wait_media, wait_text
+from tests.e2e.helpers import job_states, media, texts, wait_media, wait_text
 from tests.fakes import samples
-
-
-async def job_states(settings) -> list[tuple[str, str]]:
-    engine = create_engine(settings.database_url)
-    try:
-        async with session_factory(engine)() as session:
-            rows = (await session.execute(select(Job.operation, Job.state).order_by(Job.id))).all()
-        return [(operation, str(state)) for operation, state in rows]
-    finally:
-        await engine.dispose()
 
 
 async def test_commands_are_registered_at_start(bot, telegram):

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from tests.e2e.conftest import ALICE, mode_and_format, size_of
-from tests.e2e.helpers import media, wait_media, wait_text
+from tests.e2e.helpers import generation_posts, media, wait_media, wait_text
 from tests.fakes import samples
 
 
@@ -114,12 +112,6 @@ async def test_document_upload_is_accepted_like_a_photo(bot, telegram, alice_cha
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (240, 180)
     assert not media(telegram, alice_chat.id)[1:]
-
-
-def generation_posts(sandbox) -> list[dict]:
-    """The bodies of the image-generation requests the sandbox received."""
-    return [json.loads(r.body) for r in sandbox.received
-            if r.method == "POST" and r.path.startswith("/v1/aiart/imagegeneration/")]
 
 
 async def test_generate_draws_with_the_chosen_model_at_its_size(bot, telegram, sandbox, alice_chat):
