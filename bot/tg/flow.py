@@ -423,7 +423,7 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
 async def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput]) -> None:
     """Take the rest of the album `source` belongs to, then queue the job once no item came for a moment."""
-    user_id = source.from_user.id if source.from_user else 0
+    user_id = sender_id(source) or 0  # as continue_pending looks it up: an anonymous admin is their sender chat
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock(), album_id=source.media_group_id)
     # stored before the album's next item is handled; the row is what counts: any replica's sweep (or the

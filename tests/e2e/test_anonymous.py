@@ -13,7 +13,7 @@ from sqlalchemy import select
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.e2e.conftest import RunningBot
-from tests.e2e.helpers import media, texts, wait_media, wait_text
+from tests.e2e.helpers import generation_posts, media, texts, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import channel, group
 from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anonymous_admin_sends, channel_sends
@@ -75,6 +75,23 @@ async def test_one_sender_chat_cannot_finish_anothers_face_swap(settings, telegr
         await wait_media(telegram, GROUP.id)
         assert await jobs_by_sender(settings) == {NEWS.id: [("faceswap", "delivered")]}
         assert not any("went wrong" in text for text in texts(telegram, GROUP.id))
+    finally:
+        await running.stop()
+
+
+async def test_an_anonymous_admins_album_is_collected_as_theirs(settings, telegram, sandbox):
+    running = await started(settings, telegram)
+    try:
+        anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(200, 200), caption="/faceswap@aiart_test_bot",
+                              media_group_id="an1")
+        anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(240, 160), media_group_id="an1")
+        anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(160, 120), caption="/generate@aiart_test_bot both",
+                              media_group_id="an2")
+        anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(120, 160), media_group_id="an2")
+        await wait_media(telegram, GROUP.id, 2)
+        [body] = generation_posts(sandbox)
+        assert [item["type"] for item in body["content"]] == ["text", "image_url", "image_url"]
+        assert await jobs_by_sender(settings) == {GROUP.id: [("faceswap", "delivered"), ("generate", "delivered")]}
     finally:
         await running.stop()
 

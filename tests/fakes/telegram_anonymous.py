@@ -26,10 +26,11 @@ def channel_sends(fake: FakeTelegram, group: Chat, channel: Chat, **content: Any
 
 
 def _sends_as(fake: FakeTelegram, chat: Chat, sender: User, sender_chat: Chat, *, text: str | None = None,
-              caption: str | None = None, photo: bytes | None = None, reply_to: int | None = None) -> dict[str, Any]:
+              caption: str | None = None, photo: bytes | None = None, reply_to: int | None = None,
+              media_group_id: str | None = None) -> dict[str, Any]:
     if chat.type not in ("group", "supergroup"):
         raise ValueError("only groups have anonymous admins and members posting as a channel")
     message = fake._state.user_message(chat, sender, text=text, caption=caption, photo=photo, document=None,
-                                       reply_to=reply_to, media_group_id=None, entities_for_commands=True)
+                                       reply_to=reply_to, media_group_id=media_group_id, entities_for_commands=True)
     message.sender_chat = sender_chat
     return fake._publish("message", message)
