@@ -49,6 +49,8 @@ class PendingInputs:
     started: datetime | None = None
     #: set while the rest of an album is collected: only its items are taken, and quiet time closes it
     album_id: str | None = None
+    #: how many of the album's items reached the bot (any kind: a video adds no image)
+    album_items: int = 1
 
 
 def _job_request(source: Message, operation: Operation, args: dict, inputs: list[str], language: str,
@@ -219,8 +221,8 @@ async def react(source: Message, emoji: str) -> bool:
 
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
-                inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> None:
-    """Store the job (or say what stops it), then acknowledge it.
+                inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> bool:
+    """Store the job (or say what stops it), then acknowledge it; True when the job was stored.
 
     The job is stored before anything is sent: an acknowledgement may wait for the chat's Telegram
     limit (the intake lets such a handler finish in the background), and a crash meanwhile must not
@@ -238,28 +240,29 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     except Exception:
         log.exception("could not store a %s job", operation.name)
         await show(source, tr(language, texts.QUEUE_FAILED), editable)
-        return
+        return False
     if isinstance(outcome, NotEnoughCredits):
         can_buy = bool(d.credits and d.credits.policy.packs)
         await show(source, texts.not_enough_credits(request.language, outcome.price, outcome.available,
                                                     outcome.free_per_day, can_buy=can_buy), editable)
-        return
+        return False
     if isinstance(outcome, QuotaExceeded):
         await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), editable)
-        return
+        return False
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
     # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
     quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
     if quick and d.people is not None and not d.people.quick_reaction(await person_settings(context, source)):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if quick and await react(source, texts.ACK_REACTION):
-        return
+        return True
     text = texts.queued_text(operation, args, language=language, ahead=await d.jobs.queued_ahead(outcome.id))
     if outcome.credits > 0:
         text = f"{text} · {texts.cost_note(language, outcome.credits)}"
     status = await show(source, text, editable)
     if status is not None and not await d.jobs.attach_status_message(outcome.id, status.message_id):
         await _tidy(status)  # the job ended before its status message was out
+    return True
 
 
 async def _tidy(message: Message) -> None:
@@ -279,7 +282,7 @@ def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
 
 def _pending_data(pending: PendingInputs) -> dict:
     return {"operation": pending.operation, "args_text": pending.args_text, "source": pending.source.to_dict(),
-            "file_ids": list(pending.file_ids), "album_id": pending.album_id,
+            "file_ids": list(pending.file_ids), "album_id": pending.album_id, "album_items": pending.album_items,
             "started": None if pending.started is None else pending.started.isoformat()}
 
 
@@ -287,7 +290,7 @@ def _pending_of(data: dict, bot: Bot) -> PendingInputs:
     started = data.get("started")
     return PendingInputs(data["operation"], data["args_text"], Message.de_json(data["source"], bot),
                          list(data["file_ids"]), started=None if started is None else datetime.fromisoformat(started),
-                         album_id=data.get("album_id"))
+                         album_id=data.get("album_id"), album_items=data.get("album_items", 1))
 
 
 def _keep_pending() -> timedelta:
@@ -309,25 +312,38 @@ async def _save_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int, pendin
 async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput], *, editable: Message | None = None) -> None:
     """Remember a two-image request and ask for what is missing (albums bring the rest by themselves)."""
+    if source.media_group_id and images and source.chat.type != ChatType.PRIVATE:
+        # privacy mode may keep the album's other photos from the bot: what has not come by the album's
+        # quiet time is asked for as a reply (_queue_album)
+        await collect_album(context, operation, args_text, source, images)
+        return
     user_id = sender_id(source) or 0
     pending = PendingInputs(operation.name, args_text, source, [image.file_id for image in images],
                             started=deps(context).clock())
     await _save_pending(context, user_id, pending)
     if source.media_group_id and images:
         return  # the album's next photo completes the pair
-    language = await language_for(context, source)
+    await _ask_for_next(context, operation, source, have_first=bool(images), editable=editable, hint=True)
+
+
+async def _ask_for_next(context: ContextTypes.DEFAULT_TYPE, operation: Operation, message: Message, *,
+                        have_first: bool, editable: Message | None = None, hint: bool = False) -> None:
+    """Ask for a two-image request's next photo (in a group, as a reply to this prompt)."""
+    language = await language_for(context, message)
     first, second = (tr(language, name) for name in operation.image_names)
-    hint = tr(language, texts.PAIR_TIMEOUT_HINT)
-    if source.chat.type != ChatType.PRIVATE:
+    group = message.chat.type != ChatType.PRIVATE
+    if have_first:
+        text = tr(language, texts.PAIR_REPLY_SECOND if group else texts.NEED_PAIR_SECOND, first=first, second=second)
+    else:
+        text = tr(language, texts.PAIR_REPLY_FIRST if group else texts.NEED_PAIR_FIRST,
+                  title=tr(language, operation.title), first=first, second=second)
+    if hint:
+        text = f"{text} {tr(language, texts.PAIR_TIMEOUT_HINT)}"
+    if group:
         # privacy mode (Telegram's default) hides a plain photo in a group from the bot: a reply reaches it
-        text = (tr(language, texts.PAIR_REPLY_SECOND, first=first, second=second) if images
-                else tr(language, texts.PAIR_REPLY_FIRST, title=tr(language, operation.title), first=first,
-                        second=second))
-        await reply(source, f"{text} {hint}", ForceReply(selective=True))
-        return
-    text = (tr(language, texts.NEED_PAIR_SECOND, first=first, second=second) if images
-            else tr(language, texts.NEED_PAIR_FIRST, title=tr(language, operation.title), first=first, second=second))
-    await show(source, f"{text} {hint}", editable)
+        await reply(message, text, ForceReply(selective=True))
+    else:
+        await show(message, text, editable)
 
 
 def _expired(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> bool:
@@ -366,7 +382,8 @@ def _still_waiting_text(context: ContextTypes.DEFAULT_TYPE, pending: PendingInpu
 
 
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
-    """Add an image to this user's waiting two-image request; True when the message was used."""
+    """Add an image to this user's waiting two-image request, or an item to their album being collected;
+    True when the message was used."""
     user_id = sender_id(message) or 0
     chat_id = message.chat_id
     pending = await _load_pending(context, chat_id, user_id)
@@ -374,50 +391,75 @@ async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message,
         return False
     d = deps(context)
     operation = d.operations[pending.operation]
-    for image in images:
-        if (problem := problem_with(image)) is not None:
-            # the request itself is still fine: say what was wrong with this file and keep waiting
-            language = await language_for(context, message)
-            await reply(message, f"{tr(language, problem)}\n{_still_waiting_text(context, pending, language)}")
-            return True
-    new_ids = [image.file_id for image in images]
     if pending.album_id is not None:
-        if message.media_group_id != pending.album_id:
-            return False
-
-        def add_item(data: dict) -> dict | None:
-            if data.get("album_id") != pending.album_id:
-                return data
-            data["file_ids"] = [*data["file_ids"], *new_ids]
-            return data
-
-        # under a lock, and the album's quiet time starts again: whoever collects it sees this item
-        before = await conversations(context).change(chat_id, PENDING_KEY, user_id, add_item,
-                                                     keep_for=_keep_pending(), due_in=ALBUM_QUIET_S)
-        return before is not None and before.get("album_id") == pending.album_id
+        return await _add_to_album(context, message, user_id, pending, operation, images)
+    if not images:
+        return False
+    if await _told_problem(context, message, pending, images):
+        return True
+    new_ids = [image.file_id for image in images]
 
     def add_image(data: dict) -> dict | None:
         data["file_ids"] = [*data["file_ids"], *new_ids]
-        return data if len(data["file_ids"]) < operation.images else None
+        return None if _all_there(operation, data["file_ids"]) else data
 
     before = await conversations(context).change(chat_id, PENDING_KEY, user_id, add_image, keep_for=_keep_pending())
     if before is None or before.get("album_id") is not None:
         return before is not None  # taken meanwhile by another of their updates
     file_ids = [*before["file_ids"], *new_ids]
-    if len(file_ids) < operation.images:
+    if not _all_there(operation, file_ids):
         if not message.media_group_id:
-            language = await language_for(context, message)
-            first, second = (tr(language, name) for name in operation.image_names)
-            if message.chat.type != ChatType.PRIVATE:  # ask for a reply, which privacy mode lets through
-                await reply(message, tr(language, texts.PAIR_REPLY_SECOND, first=first, second=second),
-                            ForceReply(selective=True))
-            else:
-                await reply(message, tr(language, texts.NEED_PAIR_SECOND, first=first, second=second))
+            await _ask_for_next(context, operation, message, have_first=True)
         return True
     pending = _pending_of(before, context.bot)
     args = operation.parse(pending.args_text)
     await queue(context, operation, args, pending.source, file_ids[: operation.images])
     return True
+
+
+async def _told_problem(context: ContextTypes.DEFAULT_TYPE, message: Message, pending: PendingInputs,
+                        images: list[FileInput]) -> bool:
+    """Say what is wrong with a file sent for a waiting request (which stays as it is); True when something was."""
+    problem = next((problem for image in images if (problem := problem_with(image)) is not None), None)
+    if problem is None:
+        return False
+    language = await language_for(context, message)
+    await reply(message, f"{tr(language, problem)}\n{_still_waiting_text(context, pending, language)}")
+    return True
+
+
+async def _add_to_album(context: ContextTypes.DEFAULT_TYPE, message: Message, user_id: int, pending: PendingInputs,
+                        operation: Operation, images: list[FileInput]) -> bool:
+    """Add an item of the album being collected (a video or a bad file counts as seen, adding no image)."""
+    if message.media_group_id != pending.album_id:
+        return False
+    usable = not any(problem_with(image) for image in images)
+    new_ids = [image.file_id for image in images] if usable else []
+
+    def add_item(data: dict) -> dict | None:
+        if data.get("album_id") != pending.album_id:
+            return data
+        data["file_ids"] = [*data["file_ids"], *new_ids]
+        data["album_items"] = data.get("album_items", 1) + 1
+        return None if _all_there(operation, data["file_ids"]) else data
+
+    # under a lock, and the album's quiet time starts again: whoever collects it sees this item
+    before = await conversations(context).change(message.chat_id, PENDING_KEY, user_id, add_item,
+                                                 keep_for=_keep_pending(), due_in=ALBUM_QUIET_S)
+    if before is None or before.get("album_id") != pending.album_id:
+        return False
+    if not usable:
+        return await _told_problem(context, message, pending, images)
+    file_ids = [*before["file_ids"], *new_ids]
+    if _all_there(operation, file_ids):  # as outside an album, the second image completes a pair at once
+        await queue(context, operation, operation.parse(pending.args_text), pending.source,
+                    file_ids[: operation.images])
+    return True
+
+
+def _all_there(operation: Operation, file_ids: list[str]) -> bool:
+    """Whether a request has every image its operation takes (one with optional extras waits for its album's end)."""
+    return operation.most_images == operation.images and len(file_ids) >= operation.images
 
 
 async def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
@@ -451,21 +493,38 @@ async def queue_due_albums(application: Application) -> int:
     for row in due:
         context = CallbackContext(application, chat_id=row.chat_id, user_id=int(row.key))
         try:
-            await _queue_album(context, _pending_of(row.data, application.bot))
+            await _queue_album(context, int(row.key), _pending_of(row.data, application.bot))
         except Exception:  # one album's failure must not stop the others
             log.exception("could not queue the album of chat %s", row.chat_id)
     return len(due)
 
 
-async def _queue_album(context: ContextTypes.DEFAULT_TYPE, pending: PendingInputs) -> None:
+async def _queue_album(context: ContextTypes.DEFAULT_TYPE, user_id: int, pending: PendingInputs) -> None:
     operation = deps(context).operations[pending.operation]
+    language = await language_for(context, pending.source)
     if len(pending.file_ids) > operation.most_images:
-        language = await language_for(context, pending.source)
         await refuse(context, pending.source, operation,
                      tr(language, texts.TOO_MANY_IMAGES, title=tr(language, operation.title),
                         count=operation.most_images))
         return
-    await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
+    if len(pending.file_ids) < operation.images:
+        await _ask_for_rest(context, user_id, operation, pending, language)
+        return
+    queued = await queue(context, operation, operation.parse(pending.args_text), pending.source, pending.file_ids)
+    if queued and pending.album_items == 1 and pending.source.chat.type != ChatType.PRIVATE:
+        # an album has two items at least: privacy mode kept the others from the bot
+        await reply(pending.source, tr(language, texts.ALBUM_ONLY_CAPTIONED))
+
+
+async def _ask_for_rest(context: ContextTypes.DEFAULT_TYPE, user_id: int, operation: Operation,
+                        pending: PendingInputs, language: str) -> None:
+    """An album in a group brought fewer images than needed (privacy mode kept the others from the bot): wait
+    for the rest as any two-image request does, asking for it as a reply, which privacy mode lets through."""
+    pending.album_id = None
+    await _save_pending(context, user_id, pending)
+    first, second = (tr(language, name) for name in operation.image_names)
+    text = tr(language, texts.ALBUM_REPLY_REST, first=first, second=second)
+    await reply(pending.source, f"{text} {tr(language, texts.PAIR_TIMEOUT_HINT)}", ForceReply(selective=True))
 
 
 async def drop_pending(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> bool:

@@ -275,6 +275,10 @@ DEEP_LINK_TEXT = N_("{title}: send {usage}")
 PAIR_REPLY_FIRST = N_("{title} needs two images: first the {first}, then the {second}. "
                       "Reply to this message with the {first}.")
 PAIR_REPLY_SECOND = N_("Got the {first}. Now reply to this message with the {second}.")
+ALBUM_REPLY_REST = N_("Only the {first} of your album reached me: in a group I see only photos that carry my "
+                      "command or reply to my message. Reply to this message with the {second}.")
+ALBUM_ONLY_CAPTIONED = N_("Only the photo with the command reached me: in a group I see only photos that carry "
+                          "my command or reply to my message. I used that one.")
 GROUP_GREETING = N_("Hi! I edit photos with AI. In this group, send a photo with a command as its caption "
                     "(for example /upscale@{bot} 2), or reply to a photo with a command. When I ask for a "
                     "photo, reply to my message with it. /help lists everything; admins set the group up "

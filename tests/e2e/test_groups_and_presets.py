@@ -6,7 +6,7 @@ import json
 
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
-from tests.e2e.helpers import media, wait_media
+from tests.e2e.helpers import generation_posts, job_states, media, texts, wait_media
 from tests.fakes import samples
 from tests.fakes.telegram_models import User, private_chat
 
@@ -116,6 +116,79 @@ async def test_face_swap_in_a_group_with_privacy_mode_on(bot, telegram, group_ch
     [swapped] = await wait_media(telegram, group_chat.id)
     assert size_of(swapped.media) == (120, 90)
     assert telegram.file_downloads == 2  # the face and the template; the unseen photo was never fetched
+
+
+async def test_face_swap_album_in_a_group_with_privacy_mode_on(bot, telegram, settings, group_chat):
+    telegram.privacy_mode = True
+    asked = telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(100, 100), caption="/faceswap@aiart_test_bot",
+                                media_group_id="fs1")
+    # the album's second photo carries no command: privacy mode keeps it from the bot
+    telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(90, 90), media_group_id="fs1")
+    prompt = await reply_to(telegram, group_chat, asked)
+    assert prompt.reply_markup == {"force_reply": True, "selective": True}
+    assert "Only the face photo of your album reached me" in prompt.text
+    assert "Reply to this message with the template photo" in prompt.text
+    assert await job_states(settings) == []  # nothing is queued with one image
+    telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(120, 90), reply_to=prompt.message_id)
+    [swapped] = await wait_media(telegram, group_chat.id)
+    assert size_of(swapped.media) == (120, 90)  # the template's size: the reply was taken as the template
+    assert swapped.reply_to_message_id == asked["message_id"]
+    await telegram.wait_for(lambda: telegram.file_downloads == 2)
+    assert await job_states(settings) == [("faceswap", "delivered")]
+
+
+async def test_the_prompt_for_an_albums_unseen_photo_is_in_the_users_language(bot, telegram, group_chat):
+    telegram.privacy_mode = True
+    ivan = User(2002, "Иван", username="ivan2", language_code="ru")
+    asked = telegram.user_sends(group_chat, ivan, photo=samples.jpeg(100, 100), caption="/faceswap@aiart_test_bot",
+                                media_group_id="fs4")
+    telegram.user_sends(group_chat, ivan, photo=samples.jpeg(90, 90), media_group_id="fs4")
+    prompt = await reply_to(telegram, group_chat, asked)
+    assert prompt.text.startswith("Из вашего альбома до меня дошло только одно: фото с лицом.")
+    assert "пришлите фото-шаблон" in prompt.text
+
+
+async def test_face_swap_album_in_a_group_the_bot_sees_whole_needs_no_reply(bot, telegram, settings, group_chat):
+    # privacy mode off, or on with the bot an admin there: Telegram delivers every photo of the album
+    for privacy, album in ((False, "fs2"), (True, "fs3")):
+        telegram.privacy_mode = privacy
+        if privacy:
+            telegram.members.make_admin(group_chat, telegram.bot_user)
+        count = len(media(telegram, group_chat.id))
+        telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(100, 100), caption="/faceswap@aiart_test_bot",
+                            media_group_id=album)
+        telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(140, 100), media_group_id=album)
+        swapped = (await wait_media(telegram, group_chat.id, count + 1))[-1]
+        assert size_of(swapped.media) == (140, 100)
+    assert not [text for text in texts(telegram, group_chat.id) if "reply" in text.lower()]
+    assert await job_states(settings) == [("faceswap", "delivered")] * 2
+
+
+async def test_generate_album_in_a_group_with_privacy_mode_on_says_what_it_used(bot, telegram, sandbox, group_chat):
+    telegram.privacy_mode = True
+    asked = telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(320, 240), caption="/generate the two together",
+                                media_group_id="g3")
+    telegram.user_sends(group_chat, ALICE, photo=samples.jpeg(240, 320), media_group_id="g3")
+    [result] = await wait_media(telegram, group_chat.id)
+    [body] = generation_posts(sandbox)
+    assert [item["type"] for item in body["content"]] == ["text", "image_url"]  # the one photo that was seen
+    notes = [m.text for m in telegram.sent(group_chat.id)
+             if m.reply_to_message_id == asked["message_id"] and m.text and "reached me" in m.text]
+    assert notes == ["Only the photo with the command reached me: in a group I see only photos that carry my "
+                     "command or reply to my message. I used that one."]
+
+
+async def test_an_album_item_the_bot_saw_but_could_not_use_is_not_called_unseen(bot, telegram, sandbox, group_chat):
+    # privacy mode off: both files of the album reach the bot; the second is no image
+    telegram.user_sends(group_chat, ALICE, document=(samples.png(200, 150), "a.png", "image/png"),
+                        caption="/generate the same, at night", media_group_id="g4")
+    telegram.user_sends(group_chat, ALICE, document=(b"just text", "notes.txt", "text/plain"), media_group_id="g4")
+    await wait_media(telegram, group_chat.id)
+    [body] = generation_posts(sandbox)
+    assert [item["type"] for item in body["content"]] == ["text", "image_url"]
+    said = [m.text for m in telegram.sent(group_chat.id) if m.text]
+    assert any("not an image" in text for text in said)
+    assert not any("reached me" in text for text in said)
 
 
 async def test_the_bot_greets_a_group_it_is_added_to(bot, telegram, group_chat):

@@ -49,7 +49,8 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     language = await language_for(context, message)
     expired = await take_expired(context, _user_id(message), message.chat_id, language)
     images = own_images(message)
-    if images and await continue_pending(context, message, images):
+    # an album item without an image (a video) still counts as an item of the album being collected
+    if (images or message.media_group_id) and await continue_pending(context, message, images):
         return
     if not private or message.media_group_id:
         # in groups the bot speaks when spoken to; album items need a command
