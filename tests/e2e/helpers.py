@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from sqlalchemy import select
 
@@ -10,6 +13,8 @@ from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import SentMessage
+
+T = TypeVar("T")
 
 
 def media(telegram: FakeTelegram, chat_id: int) -> list[SentMessage]:
@@ -57,3 +62,13 @@ def generation_posts(sandbox) -> list[dict]:
     """The bodies of the image-generation requests the sandbox received."""
     return [json.loads(r.body) for r in sandbox.received
             if r.method == "POST" and r.path.startswith("/v1/aiart/imagegeneration/")]
+
+
+async def settled(read: Callable[[], Awaitable[T]], expected: T, timeout: float = 10) -> T:
+    """What `read` gives once it gives `expected`, or the last it gave after `timeout` s (a job's row becomes
+    delivered just after its result is sent, so a test that saw the result may read the row a moment early)."""
+    for _ in range(int(timeout / 0.05)):
+        if (value := await read()) == expected:
+            return value
+        await asyncio.sleep(0.05)
+    return await read()

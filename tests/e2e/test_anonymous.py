@@ -13,7 +13,7 @@ from sqlalchemy import select
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.e2e.conftest import RunningBot
-from tests.e2e.helpers import generation_posts, media, texts, wait_media, wait_text
+from tests.e2e.helpers import generation_posts, media, settled, texts, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import channel, group
 from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anonymous_admin_sends, channel_sends
@@ -73,7 +73,8 @@ async def test_one_sender_chat_cannot_finish_anothers_face_swap(settings, telegr
         assert media(telegram, GROUP.id) == [] and await jobs_by_sender(settings) == {}
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(200, 200))
         await wait_media(telegram, GROUP.id)
-        assert await jobs_by_sender(settings) == {NEWS.id: [("faceswap", "delivered")]}
+        theirs = {NEWS.id: [("faceswap", "delivered")]}
+        assert await settled(lambda: jobs_by_sender(settings), theirs) == theirs
         assert not any("went wrong" in text for text in texts(telegram, GROUP.id))
     finally:
         await running.stop()
@@ -91,7 +92,8 @@ async def test_an_anonymous_admins_album_is_collected_as_theirs(settings, telegr
         await wait_media(telegram, GROUP.id, 2)
         [body] = generation_posts(sandbox)
         assert [item["type"] for item in body["content"]] == ["text", "image_url", "image_url"]
-        assert await jobs_by_sender(settings) == {GROUP.id: [("faceswap", "delivered"), ("generate", "delivered")]}
+        both = {GROUP.id: [("faceswap", "delivered"), ("generate", "delivered")]}
+        assert await settled(lambda: jobs_by_sender(settings), both) == both
     finally:
         await running.stop()
 
