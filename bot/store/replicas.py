@@ -155,15 +155,21 @@ class ChatSendRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
 
-    async def reserve(self, chat_id: int, *, interval: float, burst: int) -> float:
-        """Take the chat's next send slot (a burst of `burst`, then one per `interval` seconds): seconds to wait."""
-        # GCRA: tat is when the chat's bucket would be empty again; one call moves it `interval` on
-        row = (await self._session.execute(text(
+    async def take(self, chat_id: int, *, interval: float, burst: int) -> float:
+        """Take the chat's send slot for a call going now (a burst of `burst`, then one per `interval`
+        seconds): 0 when taken, else the seconds until there is room (and nothing taken)."""
+        # GCRA: tat is when the chat's bucket would be empty again; a call fits while it is at most
+        # burst - 1 intervals ahead, and moves it one interval on
+        params = {"chat": chat_id, "interval": interval, "tolerance": (burst - 1) * interval}
+        taken = (await self._session.execute(text(
             "INSERT INTO chat_sends (chat_id, tat) VALUES (:chat, extract(epoch from now()) + :interval) "
             "ON CONFLICT (chat_id) DO UPDATE SET tat = greatest(chat_sends.tat, extract(epoch from now())) + :interval "
-            "RETURNING tat - extract(epoch from now())"), {"chat": chat_id, "interval": interval})).first()
-        ahead = float(row[0]) if row is not None else 0.0
-        return max(0.0, ahead - burst * interval)
+            "WHERE chat_sends.tat - extract(epoch from now()) <= :tolerance RETURNING 1"), params)).first()
+        if taken is not None:
+            return 0.0
+        ahead = await self._session.scalar(text(
+            "SELECT tat - extract(epoch from now()) - :tolerance FROM chat_sends WHERE chat_id = :chat"), params)
+        return max(0.001, float(ahead or 0.0))
 
     async def forget_idle(self, *, older_than: float = 120.0) -> int:
         """Forget chats whose bucket has been full for a while."""

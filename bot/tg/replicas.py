@@ -63,14 +63,14 @@ class ReplicaLoop:
             log.info("%d replica(s) alive", alive)
         self.replicas = alive
         if self._limiter is not None:
-            self._limiter.share(alive, self._reserve)
+            self._limiter.share(alive, self._take_slot)
         return alive
 
-    async def _reserve(self, chat_id: object) -> float:
+    async def _take_slot(self, chat_id: object) -> float:
         group = is_group_chat(chat_id)
         interval, burst = (GROUP_INTERVAL_S, GROUP_BURST) if group else (PRIVATE_INTERVAL_S, PRIVATE_BURST)
         async with self._sessions() as session, session.begin():
-            return await ChatSendRepository(session).reserve(int(str(chat_id)), interval=interval, burst=burst)
+            return await ChatSendRepository(session).take(int(str(chat_id)), interval=interval, burst=burst)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop`: beat, sweep albums, clean up; then leave the replica list."""

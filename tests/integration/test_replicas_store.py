@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,7 +11,10 @@ import pytest
 from bot.jobs.conversations import Conversations
 from bot.store import session_factory
 from bot.store.replicas import ChatSendRepository, PollerLock
-from bot.tg.ratelimit import TelegramRateLimiter
+from bot.tg.ratelimit import Limit, TelegramRateLimiter
+from bot.tg.replicas import ReplicaLoop
+from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
+from tests.fakes.telegram_models import Chat
 
 #: the backend a test is about (the db_url fixture runs others on both)
 ONLY_POSTGRES = pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)],
@@ -71,10 +75,43 @@ async def test_expired_state_is_gone_and_cleaned_up(store_engine):
 @ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store_engine):
     async with session_factory(store_engine)() as session, session.begin():
-        waits = [await ChatSendRepository(session).reserve(42, interval=1.0, burst=3) for _ in range(5)]
+        waits = [await ChatSendRepository(session).take(42, interval=1.0, burst=3) for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0]
+    # no room: the time until there is, and nothing taken (a second refusal says the same)
     assert waits[3] == pytest.approx(1.0, abs=0.05)
-    assert waits[4] == pytest.approx(2.0, abs=0.05)
+    assert waits[4] == pytest.approx(1.0, abs=0.05)
+
+
+@ONLY_POSTGRES  # the chats' budgets are shared through PostgreSQL
+async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_its_share_of_the_bot(store_engine):
+    # Telegram's own bookkeeping (the fake Bot API's): a burst of 3 in a private chat, then 1 a second
+    telegram = FakeRateLimits(time.monotonic)
+    chat = Chat(4242)
+    refused = []
+
+    async def send(chat_id: object) -> bool:
+        if chat_id == chat.id and telegram.admit(chat) is not None:
+            refused.append(time.monotonic())
+        return True
+
+    sessions = session_factory(store_engine)
+    first, second = TelegramRateLimiter(overall=Limit(6, 1.0)), TelegramRateLimiter(overall=Limit(6, 1.0))
+    beats = [ReplicaLoop(None, sessions, replica=f"r{number}", limiter=limiter, shared=True).beat
+             for number, limiter in enumerate((first, second))]
+    for beat in (*beats, beats[0]):  # each has seen the other
+        await beat()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def post(limiter: TelegramRateLimiter, chat_id: int, at: float) -> None:
+        await asyncio.sleep(max(0.0, started + at - loop.time()))
+        await limiter.process_request(send, (chat_id,), {}, "sendMessage", {"chat_id": chat_id}, None)
+
+    # the first replica's share (3 a second) is taken by other chats: its post in the chat waits a second
+    # for it; meanwhile the second replica posts a burst there
+    await asyncio.gather(*(post(first, other, 0.0) for other in (1, 2, 3)), post(first, chat.id, 0.05),
+                         *(post(second, chat.id, 0.5) for _ in range(3)))
+    assert refused == []
 
 
 async def test_replicas_take_equal_shares_of_the_bots_rate():
