@@ -243,6 +243,8 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._answer = asyncio.Event()
         self._bot_limit = overall
         self._gate: ChatGate | None = None
+        #: when a larger share (another replica left) may be taken, once offered
+        self._grow_at: float | None = None
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -369,15 +371,32 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
 
     def share(self, replicas: int, gate: ChatGate | None = None) -> None:
         """Split the bot's budget with other replicas: an equal share of the overall limit each, and each
-        chat's calls through `gate` (a budget every replica draws from) while there is more than one."""
+        chat's calls through `gate` (the chat's budget every replica draws from).
+
+        A smaller share applies at once. A larger one (a replica left) only once it has been offered for
+        a period: until then the calls the departed replica made may still count at Telegram."""
         replicas = max(1, replicas)
         calls = max(1, self._bot_limit.calls // replicas)
+        self._gate = gate
+        now = self._clock()
+        if calls > self._overall.limit.calls:
+            if self._grow_at is None:
+                self._grow_at = now + self._bot_limit.period
+            if now < self._grow_at:
+                return
+        self._grow_at = None
         if calls != self._overall.limit.calls:
             log.info("%d replica(s) share the bot's budget: %d calls per %.0f s here", replicas, calls,
                      self._bot_limit.period)
         self._overall.limit = Limit(calls, self._bot_limit.period)
-        self._gate = gate if replicas > 1 else None
         self._wake()  # waiters re-check against the new share
+
+    def join(self, others_within: float) -> None:
+        """This replica has just joined others, which take their smaller share within `others_within`
+        seconds: send nothing until then and a period more, while calls made at their larger share
+        may still count at Telegram."""
+        until = self._clock() + others_within + self._bot_limit.period
+        self._overall.paused_until = max(self._overall.paused_until, until)
 
     async def _through_gate(self, chat: _ChatBudget) -> float:
         """Take the chat's slot in the budget the replicas share for a call going now: 0, or the seconds

@@ -12,7 +12,7 @@ from bot.jobs.conversations import Conversations
 from bot.store import session_factory
 from bot.store.replicas import ChatSendRepository, PollerLock
 from bot.tg.ratelimit import Limit, TelegramRateLimiter
-from bot.tg.replicas import ReplicaLoop
+from bot.tg.replicas import BEAT_LAG_S, HEARTBEAT_S, ReplicaLoop
 from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
 from tests.fakes.telegram_models import Chat
 
@@ -100,6 +100,7 @@ async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_i
              for number, limiter in enumerate((first, second))]
     for beat in (*beats, beats[0]):  # each has seen the other
         await beat()
+    await asyncio.sleep(HEARTBEAT_S + BEAT_LAG_S + 1.0)  # the one that joined waits that long before it posts
     loop = asyncio.get_running_loop()
     started = loop.time()
 
@@ -112,6 +113,28 @@ async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_i
     await asyncio.gather(*(post(first, other, 0.0) for other in (1, 2, 3)), post(first, chat.id, 0.05),
                          *(post(second, chat.id, 0.5) for _ in range(3)))
     assert refused == []
+
+
+@ONLY_POSTGRES  # replicas are counted in PostgreSQL
+async def test_a_replica_joining_others_waits_until_they_have_taken_their_smaller_share(store_engine):
+    sessions = session_factory(store_engine)
+    first, second = TelegramRateLimiter(), TelegramRateLimiter()
+    sent = []
+
+    async def send(chat_id: object) -> bool:
+        sent.append(time.monotonic())
+        return True
+
+    await ReplicaLoop(None, sessions, replica="first", limiter=first, shared=True).beat()
+    started = time.monotonic()
+    await first.process_request(send, (1,), {}, "sendMessage", {"chat_id": 1}, None)
+    assert sent[-1] - started < 0.5  # alone: no one else's share to wait for
+    await ReplicaLoop(None, sessions, replica="second", limiter=second, shared=True).beat()
+    started = time.monotonic()
+    await second.process_request(send, (2,), {}, "sendMessage", {"chat_id": 2}, None)
+    # the first still sends at its whole budget until its next heartbeat (and a busy one's may be late);
+    # those calls count at Telegram for a second more
+    assert sent[-1] - started >= HEARTBEAT_S + BEAT_LAG_S + 1.0 - 0.05
 
 
 async def test_replicas_take_equal_shares_of_the_bots_rate():
@@ -133,7 +156,7 @@ async def test_replicas_take_equal_shares_of_the_bots_rate():
                            for n in range(12)))
     assert sent[9] - sent[0] < 0.5 and sent[10] - sent[0] >= 0.9  # 10 a second here: a third of 30
     assert sorted(calls) == [100 + n for n in range(12)]
-    limiter.share(1, gate)  # alone again: the whole budget, no shared gate
+    limiter.share(1, gate)  # alone again: the whole budget (a period later), the chats' budgets still shared
     calls.clear()
     await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 5}, None)
-    assert calls == []
+    assert calls == [5]
