@@ -9,6 +9,11 @@ by a check and no callback for it within CALLBACK_GRACE_S, in `LOSS_THRESHOLD` o
 polling alone would. A check often finds a task finished a moment before its callback comes: that
 callback still counts as heard when it comes within the grace. Evidence is this process's own: a
 callback that reached another replica counts here as lost, which only makes polling denser.
+
+A task whose callback came is learnt as having ended when the callback came, not somewhere between
+the check that found it finished and the one before, as polling alone learns it: the check a
+callback makes due comes right after the end, so that would learn every duration short and move
+every check early, and a lost callback would cost more checks than polling alone.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ MIN_HEARD = 5
 #: how long after a check found a task finished its callback may still come and count as heard
 CALLBACK_GRACE_S = 5.0
 _HEARD_KEPT = 4096
+#: when a callback came, for one a later check found the task still running after
+_NOT_THE_END = float("-inf")
 
 
 class CallbackSchedule:
@@ -80,8 +87,16 @@ class CallbackSchedule:
             self._outcomes.append(False)
 
     def heard_since(self, task_id: str, since: float) -> bool:
-        """Whether a callback for this task came after `since` (monotonic): a check in flight then may have missed the end."""
-        return self._heard.get(task_id, float("-inf")) >= since
+        """Whether a callback for this task came after `since` (monotonic): a check in flight then, which found
+        the task running, may have missed the end. A callback before that check did not mark the end (the
+        service showed it late, or it was forged): it still counts as heard, but not as when the task ended."""
+        heard_at = self._heard.get(task_id)
+        if heard_at is None:
+            return False
+        if heard_at >= since:
+            return True
+        self._heard[task_id] = _NOT_THE_END
+        return False
 
     def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
         """The plain first check, or (callbacks reliable) the one where the task has almost surely ended."""
@@ -98,13 +113,21 @@ class CallbackSchedule:
     def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
                task_id: str | None = None) -> None:
         """A task finished: learn its duration, and whether a callback announced it."""
-        self.base.record(operation, seconds, input_pixels)
-        if task_id is None:
+        now = time.monotonic()
+        heard_at = self._heard.pop(task_id, None) if task_id is not None else None
+        if heard_at is None:
+            self.base.record(operation, seconds, input_pixels)
+            if task_id is not None:
+                self._unheard[task_id] = now
             return
-        if self._heard.pop(task_id, None) is not None:
-            self._outcomes.append(True)
-        else:
-            self._unheard[task_id] = time.monotonic()
+        self._outcomes.append(True)
+        if heard_at == _NOT_THE_END:
+            self.base.record(operation, seconds, input_pixels)
+            return
+        # The service calls back when a task ends, so it ended when its callback came. Learnt as the plain
+        # schedule learns a task a check found finished (somewhere since the check before, by the plain
+        # schedule's spacing), every duration would count shorter than it was, and checks would move early.
+        self.base.record(operation, max(0.0, seconds - (now - heard_at)), input_pixels, exact=True)
 
     @staticmethod
     def backoff(attempt: int, **options: object) -> float:

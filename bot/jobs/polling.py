@@ -220,15 +220,19 @@ class PollSchedule:
     # ---- learning ---------------------------------------------------------------------------------
 
     def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
-               task_id: str | None = None) -> None:
-        """Remember a finished task: `seconds` from submission to the check that saw it done (`task_id`: unused here)."""
+               task_id: str | None = None, exact: bool = False) -> None:
+        """Remember a finished task: `seconds` from submission to the check that saw it done, or with `exact`
+        to the moment it ended (`task_id`: unused here)."""
         if self.fixed_interval is not None:
             return
         age = max(0.05, seconds / self.time_scale)
-        # the task finished somewhere since the check before this one: where, the model says best,
-        # and how unsure that is counts as spread (a wide gap says little about a short task)
         model = self.model(operation, input_pixels)
-        y, uncertainty = model.within(self._previous_check(model, age), age)
+        if exact:
+            y, uncertainty = math.log(age), 0.0
+        else:
+            # the task finished somewhere since the check before this one: where, the model says best,
+            # and how unsure that is counts as spread (a wide gap says little about a short task)
+            y, uncertainty = model.within(self._previous_check(model, age), age)
         samples = self._samples.setdefault(operation, deque(maxlen=self.window))
         samples.append((_log_megapixels(input_pixels), y, uncertainty))
         unfitted = self._unfitted.get(operation, 0) + 1
