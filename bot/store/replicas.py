@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, delete, func, or_, select, text
@@ -128,17 +128,18 @@ class ReplicaRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
 
-    async def beat(self, replica_id: str, *, now: datetime) -> None:
-        """Record that this replica is alive now."""
+    async def beat(self, replica_id: str) -> None:
+        """Record that this replica is alive now, on the database's clock (the one clock every replica reads)."""
         table = replicas_table
         dialect = (await self._session.connection()).dialect.name
-        statement = _insert(dialect)(table).values(id=replica_id, seen_at=now)
+        statement = _insert(dialect)(table).values(id=replica_id, seen_at=func.now())
         await self._session.execute(statement.on_conflict_do_update(
             index_elements=[table.c.id], set_={"seen_at": statement.excluded.seen_at}))
 
-    async def alive(self, *, since: datetime) -> int:
-        """How many replicas were seen since then."""
+    async def alive(self, *, within: float) -> int:
+        """How many replicas were seen in the last `within` seconds of the database's clock."""
         table = replicas_table
+        since = func.now() - timedelta(seconds=within)
         return int(await self._session.scalar(select(func.count()).select_from(table).where(table.c.seen_at >= since))
                    or 0)
 

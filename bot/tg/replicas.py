@@ -57,11 +57,11 @@ class ReplicaLoop:
         """Say this replica is alive and take its share of the budget; how many replicas are alive."""
         if not self._shared:
             return 1
-        now = datetime.now(UTC)
+        # on the database's clock: replicas on hosts whose clocks differ by seconds still count each other
         async with self._sessions() as session, session.begin():
             repository = ReplicaRepository(session)
-            await repository.beat(self._replica, now=now)
-            alive = await repository.alive(since=now - timedelta(seconds=GONE_AFTER_S))
+            await repository.beat(self._replica)
+            alive = await repository.alive(within=GONE_AFTER_S)
         if alive != self.replicas:
             log.info("%d replica(s) alive", alive)
         joined = not self._beaten

@@ -11,8 +11,9 @@ import pytest
 from bot.jobs.conversations import Conversations
 from bot.store import session_factory
 from bot.store.replicas import ChatSendRepository, PollerLock
+from bot.tg import replicas as replicas_module
 from bot.tg.ratelimit import Limit, TelegramRateLimiter
-from bot.tg.replicas import BEAT_LAG_S, HEARTBEAT_S, ReplicaLoop
+from bot.tg.replicas import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, ReplicaLoop
 from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
 from tests.fakes.telegram_models import Chat
 
@@ -135,6 +136,25 @@ async def test_a_replica_joining_others_waits_until_they_have_taken_their_smalle
     # the first still sends at its whole budget until its next heartbeat (and a busy one's may be late);
     # those calls count at Telegram for a second more
     assert sent[-1] - started >= HEARTBEAT_S + BEAT_LAG_S + 1.0 - 0.05
+
+
+@ONLY_POSTGRES  # replicas are counted in PostgreSQL
+async def test_replicas_count_each_other_on_the_databases_clock_whatever_their_own_clocks_say(store_engine, monkeypatch):
+    sessions = session_factory(store_engine)
+    behind = ReplicaLoop(None, sessions, replica="behind", limiter=None, shared=True)
+    ahead = ReplicaLoop(None, sessions, replica="ahead", limiter=None, shared=True)
+
+    class Skewed(datetime):
+        """The clock of a host running GONE_AFTER_S + 2 s behind."""
+
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.now(tz) - timedelta(seconds=GONE_AFTER_S + 2)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(replicas_module, "datetime", Skewed)
+        await behind.beat()
+    assert await ahead.beat() == 2
 
 
 async def test_replicas_take_equal_shares_of_the_bots_rate():
