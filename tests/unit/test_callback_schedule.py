@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -62,16 +63,15 @@ def test_an_early_callback_is_remembered_for_the_task_stored_after_it(clock):
     assert schedule.heard_since("quick", clock[0] - 1) and not schedule.heard_since("quick", clock[0] + 1)
 
 
+@dataclass
 class Learner(PollSchedule):
     """A plain schedule that notes what it is told to learn."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.learnt: list[tuple[float, bool]] = []
+    learnt: list[tuple[float, bool]] = field(default_factory=list)
 
     def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
-               task_id: str | None = None, exact: bool = False) -> None:
-        self.learnt.append((seconds, exact))
+               task_id: str | None = None, ended: bool = False) -> None:
+        self.learnt.append((seconds, ended))
 
 
 def test_a_task_is_learnt_as_ending_when_its_callback_came_not_somewhere_since_the_check_before(clock):
@@ -94,6 +94,26 @@ def test_a_callback_a_later_check_found_the_task_running_after_is_not_taken_as_i
     schedule.record("upscale", 12.0, task_id="early")
     assert learner.learnt == [(12.0, False)]
     assert schedule.loss == 0  # it was heard all the same
+
+
+def test_while_most_callbacks_come_dense_checks_are_sparser_and_with_many_lost_they_are_polling_alones(clock):
+    schedule = CallbackSchedule(PollSchedule(jitter=0.0))
+    plain = schedule.base  # what it learns, polling alone would have learnt
+    for n in range(18):  # a tenth lost: too many to wait for callbacks
+        schedule.heard(f"t{n}")
+        finish(schedule, f"t{n}")
+    finish(schedule, "silent")
+    finish(schedule, "quiet")
+    clock[0] += callbacks.CALLBACK_GRACE_S + 1
+    assert schedule.loss == pytest.approx(0.1) and not schedule.reliable
+    assert schedule.first_delay("upscale", 5.0) > plain.first_delay("upscale", 5.0)
+    age = plain.first_delay("upscale", 5.0)
+    assert schedule.next_delay("upscale", age) == pytest.approx(callbacks.LOSSY_SPACING * plain.next_delay("upscale", age))
+    for n in range(4):  # then a quarter of them
+        finish(schedule, f"lost{n}")
+    clock[0] += callbacks.CALLBACK_GRACE_S + 1
+    assert schedule.loss >= callbacks.LOSSY_BELOW
+    assert schedule.first_delay("upscale", 5.0) == plain.first_delay("upscale", 5.0)
 
 
 def simulate_with_callbacks(schedule: CallbackSchedule, tasks: list[tuple[int, float]], clock: list[float], *,
