@@ -193,21 +193,27 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     await application.start()
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
-                    parts_stop = asyncio.Event()
+                    parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
                     await replicas.beat()  # this replica's share of the budget before it sends anything
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
-                    parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop)),
-                             asyncio.create_task(replicas.run(parts_stop))]
+                    parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
+                    housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
                     log.info("bot @%s is running (%s)", application.bot.username,
                              "webhook" if settings.webhook_mode else "long polling")
-                    await _until_stopped(stop, parts)
-                    log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
-                    parts_stop.set()
-                    outcomes = await asyncio.gather(*parts, return_exceptions=True)
-                    if alarm is not None:
-                        await alarm.close()
-                    await application.stop()
+                    try:
+                        await _until_stopped(stop, [*parts, housekeeping])
+                        log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
+                        parts_stop.set()
+                        outcomes = await asyncio.gather(*parts, return_exceptions=True)
+                        if alarm is not None:
+                            await alarm.close()
+                        await application.stop()
+                    finally:
+                        # this replica keeps beating (and its share of the budget taken) until it can
+                        # send nothing more; only then do the others take it over
+                        housekeeping_stop.set()
+                        outcomes += await asyncio.gather(housekeeping, return_exceptions=True)
                 finally:
                     await server.stop()
     finally:

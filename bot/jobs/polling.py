@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -217,17 +217,26 @@ class PollSchedule:
                 return cls.fixed(seconds, time_scale=time_scale)
         raise ValueError(f"unknown poll policy {policy!r}: use 'adaptive' or 'fixed:<seconds>'")
 
+    def spaced(self, notice_interval: float) -> PollSchedule:
+        """This schedule with its dense checks `notice_interval` apart; the two share what either learns."""
+        return replace(self, notice_interval=notice_interval)  # the samples and models are the same objects
+
     # ---- learning ---------------------------------------------------------------------------------
 
     def record(self, operation: str, seconds: float, input_pixels: int | None = None, *,
-               task_id: str | None = None) -> None:
-        """Remember a finished task: `seconds` from submission to the check that saw it done (`task_id`: unused here)."""
+               task_id: str | None = None, ended: bool = False) -> None:
+        """Remember a finished task: `seconds` from submission to the check that saw it done, or with `ended`
+        to the moment it ended (`task_id`: unused here)."""
         if self.fixed_interval is not None:
             return
         age = max(0.05, seconds / self.time_scale)
+        model = self.model(operation, input_pixels)
+        if ended:
+            # learnt as this schedule's own checks would have seen it, so that what it learns, and so where
+            # it checks, is the same as when it alone finds tasks finished
+            age = self._first_check_after(model, age)
         # the task finished somewhere since the check before this one: where, the model says best,
         # and how unsure that is counts as spread (a wide gap says little about a short task)
-        model = self.model(operation, input_pixels)
         y, uncertainty = model.within(self._previous_check(model, age), age)
         samples = self._samples.setdefault(operation, deque(maxlen=self.window))
         samples.append((_log_megapixels(input_pixels), y, uncertainty))
@@ -333,6 +342,13 @@ class PollSchedule:
         if window is not None and age < window[1]:
             return max(self.min_interval, self.notice_interval)
         return min(self.max_interval, max(self.min_interval, self.notice_interval, self.tail_share * age))
+
+    def _first_check_after(self, model: DurationModel, ended: float) -> float:
+        """The unscaled age of the first of this schedule's checks (unjittered) at or after `ended`."""
+        age = self._first_check(model)
+        while age < ended:
+            age += self._interval_at(model, age)
+        return age
 
     def _previous_check(self, model: DurationModel, age: float) -> float:
         """The unscaled age of the check before the one at `age` (0 when that was the first check)."""

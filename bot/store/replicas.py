@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, delete, func, or_, select, text
@@ -128,17 +128,18 @@ class ReplicaRepository:
     def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
-    async def beat(self, replica_id: str, *, now: datetime) -> None:
-        """Record that this replica is alive now."""
+    async def beat(self, replica_id: str) -> None:
+        """Record that this replica is alive now, on the database's clock (the one clock every replica reads)."""
         table = replicas_table
         dialect = self._session.dialect.name
-        statement = _insert(dialect)(table).values(id=replica_id, seen_at=now)
+        statement = _insert(dialect)(table).values(id=replica_id, seen_at=func.now())
         await self._session.execute(statement.on_conflict_do_update(
             index_elements=[table.c.id], set_={"seen_at": statement.excluded.seen_at}))
 
-    async def alive(self, *, since: datetime) -> int:
-        """How many replicas were seen since then."""
+    async def alive(self, *, within: float) -> int:
+        """How many replicas were seen in the last `within` seconds of the database's clock."""
         table = replicas_table
+        since = func.now() - timedelta(seconds=within)
         return int(await self._session.scalar(select(func.count()).select_from(table).where(table.c.seen_at >= since))
                    or 0)
 
@@ -155,15 +156,21 @@ class ChatSendRepository:
     def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
-    async def reserve(self, chat_id: int, *, interval: float, burst: int) -> float:
-        """Take the chat's next send slot (a burst of `burst`, then one per `interval` seconds): seconds to wait."""
-        # GCRA: tat is when the chat's bucket would be empty again; one call moves it `interval` on
-        row = (await self._session.execute(text(
+    async def take(self, chat_id: int, *, interval: float, burst: int) -> float:
+        """Take the chat's send slot for a call going now (a burst of `burst`, then one per `interval`
+        seconds): 0 when taken, else the seconds until there is room (and nothing taken)."""
+        # GCRA: tat is when the chat's bucket would be empty again; a call fits while it is at most
+        # burst - 1 intervals ahead, and moves it one interval on
+        params = {"chat": chat_id, "interval": interval, "tolerance": (burst - 1) * interval}
+        taken = (await self._session.execute(text(
             "INSERT INTO chat_sends (chat_id, tat) VALUES (:chat, extract(epoch from now()) + :interval) "
             "ON CONFLICT (chat_id) DO UPDATE SET tat = greatest(chat_sends.tat, extract(epoch from now())) + :interval "
-            "RETURNING tat - extract(epoch from now())"), {"chat": chat_id, "interval": interval})).first()
-        ahead = float(row[0]) if row is not None else 0.0
-        return max(0.0, ahead - burst * interval)
+            "WHERE chat_sends.tat - extract(epoch from now()) <= :tolerance RETURNING 1"), params)).first()
+        if taken is not None:
+            return 0.0
+        ahead = await self._session.scalar(text(
+            "SELECT tat - extract(epoch from now()) - :tolerance FROM chat_sends WHERE chat_id = :chat"), params)
+        return max(0.001, float(ahead or 0.0))
 
     async def forget_idle(self, *, older_than: float = 120.0) -> int:
         """Forget chats whose bucket has been full for a while."""

@@ -76,6 +76,9 @@ class Budget(Protocol):
     def answered(self, slot: list[float | None], now: float) -> None:
         """The call came back (or failed) at `now`."""
 
+    def withdraw(self, slot: list[float | None]) -> None:
+        """The granted call was not sent after all: it no longer counts."""
+
     def idle(self, now: float) -> bool:
         """Whether nothing is held or paused (so the budget can be forgotten)."""
 
@@ -113,6 +116,10 @@ class CallWindow:
         slot[0] = now
         self._in_flight -= 1
         self._leaves.append(now + self.limit.period)
+
+    def withdraw(self, slot: list[float | None]) -> None:
+        """The granted call was not sent after all: it no longer counts."""
+        self._in_flight -= 1
 
     def idle(self, now: float) -> bool:
         """Whether the window holds nothing and pauses nothing (so it can be forgotten)."""
@@ -162,6 +169,13 @@ class TokenBucket:
         """The call came back (or failed) at `now`."""
         slot[0] = now
 
+    def withdraw(self, slot: list[float | None]) -> None:
+        """The granted call was not sent after all: it no longer counts."""
+        for index, held in enumerate(self._slots):
+            if held is slot:
+                del self._slots[index]
+                return
+
     def idle(self, now: float) -> bool:
         """Whether the bucket has refilled and pauses nothing (so it can be forgotten)."""
         if now < self.paused_until or any(slot[0] is None for slot in self._slots):
@@ -177,7 +191,8 @@ class _ChatBudget:
     chat_id: object = None
 
 
-#: asked for a slot in a chat shared with other replicas: seconds to wait before sending
+#: asked for a chat's slot shared with other replicas, for a call going now: 0 when taken, else the
+#: seconds until the chat has room (and nothing taken)
 ChatGate = Callable[[object], Coroutine[Any, Any, float]]
 
 
@@ -228,6 +243,8 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._answer = asyncio.Event()
         self._bot_limit = overall
         self._gate: ChatGate | None = None
+        #: when a larger share (another replica left) may be taken, once offered
+        self._grow_at: float | None = None
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -294,15 +311,28 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         # budget can only gain room while we wait for the bot's; both are granted at the same moment.
         self._refuse_long_wait(chat)
         async with chat.turn:
-            self._refuse_long_wait(chat)
-            await self._until_free(chat.budget)
-            if self._gate is not None:
-                await self._through_gate(chat)
-            async with self._overall_turn:
-                await self._until_free(self._overall)
-                while (at := chat.budget.free_at(self._clock())) is None or at > self._clock():
-                    await self._until_free(chat.budget)  # only a 429 pause can land here
-                return chat.budget.grant(), self._overall.grant()
+            while True:
+                self._refuse_long_wait(chat)
+                await self._until_free(chat.budget)
+                async with self._overall_turn:
+                    await self._until_free(self._overall)
+                    while (at := chat.budget.free_at(self._clock())) is None or at > self._clock():
+                        await self._until_free(chat.budget)  # only a 429 pause can land here
+                    slots = chat.budget.grant(), self._overall.grant()
+                # The slot other replicas see is taken only now that the call goes: one taken before
+                # waiting for this replica's share would reach Telegram late, bunched with calls other
+                # replicas made on time in the same chat.
+                try:
+                    wait = await self._through_gate(chat)
+                except BaseException:
+                    self._withdraw(chat, slots)
+                    raise
+                if wait <= 0:
+                    return slots
+                self._withdraw(chat, slots)
+                if wait > self._max_wait:
+                    raise RetryAfter(timedelta(seconds=math.ceil(wait)))
+                await asyncio.sleep(wait)
 
     def _refuse_long_wait(self, chat: _ChatBudget) -> None:
         now = self._clock()
@@ -314,7 +344,15 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         now = self._clock()
         chat.budget.answered(slots[0], now)
         self._overall.answered(slots[1], now)
-        # wake everyone waiting on an answer; each re-checks its own budgets
+        self._wake()
+
+    def _withdraw(self, chat: _ChatBudget, slots: tuple[list[float | None], list[float | None]]) -> None:
+        chat.budget.withdraw(slots[0])
+        self._overall.withdraw(slots[1])
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake everyone waiting on an answer or a change; each re-checks its own budgets."""
         self._answer.set()
         self._answer = asyncio.Event()
 
@@ -333,27 +371,41 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
 
     def share(self, replicas: int, gate: ChatGate | None = None) -> None:
         """Split the bot's budget with other replicas: an equal share of the overall limit each, and each
-        chat's calls through `gate` (a budget every replica draws from) while there is more than one."""
+        chat's calls through `gate` (the chat's budget every replica draws from).
+
+        A smaller share applies at once. A larger one (a replica left) only once it has been offered for
+        a period: until then the calls the departed replica made may still count at Telegram."""
         replicas = max(1, replicas)
         calls = max(1, self._bot_limit.calls // replicas)
+        self._gate = gate
+        now = self._clock()
+        if calls > self._overall.limit.calls:
+            if self._grow_at is None:
+                self._grow_at = now + self._bot_limit.period
+            if now < self._grow_at:
+                return
+        self._grow_at = None
         if calls != self._overall.limit.calls:
             log.info("%d replica(s) share the bot's budget: %d calls per %.0f s here", replicas, calls,
                      self._bot_limit.period)
         self._overall.limit = Limit(calls, self._bot_limit.period)
-        self._gate = gate if replicas > 1 else None
-        # waiters re-check against the new share
-        self._answer.set()
-        self._answer = asyncio.Event()
+        self._wake()  # waiters re-check against the new share
 
-    async def _through_gate(self, chat: _ChatBudget) -> None:
-        """Wait for the chat's slot in the budget the replicas share (the local budget holds already)."""
+    def join(self, others_within: float) -> None:
+        """This replica has just joined others, which take their smaller share within `others_within`
+        seconds: send nothing until then and a period more, while calls made at their larger share
+        may still count at Telegram."""
+        until = self._clock() + others_within + self._bot_limit.period
+        self._overall.paused_until = max(self._overall.paused_until, until)
+
+    async def _through_gate(self, chat: _ChatBudget) -> float:
+        """Take the chat's slot in the budget the replicas share for a call going now: 0, or the seconds
+        until the chat has room (nothing taken); 0 as well without a gate or when it fails."""
         gate = self._gate
         if gate is None:
-            return
+            return 0.0
         try:
-            wait = await gate(chat.chat_id)
+            return await gate(chat.chat_id)
         except Exception as error:  # the database is unreachable: the local budget still holds
-            log.warning("could not reserve a send slot in chat %s (%s)", chat.chat_id, error)
-            return
-        if wait > 0:
-            await asyncio.sleep(wait)
+            log.warning("could not take a send slot in chat %s (%s)", chat.chat_id, error)
+            return 0.0

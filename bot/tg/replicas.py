@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 HEARTBEAT_S = 1.0
 #: a replica not heard from for this long is counted as gone
 GONE_AFTER_S = 4.0
+#: how late a busy replica's heartbeat may come (its loop also sweeps albums, its database may be slow)
+BEAT_LAG_S = 1.0
 #: how often due albums are looked for (an album's own handler queues it on time; this is the fallback)
 ALBUM_SWEEP_S = 0.5
 #: how often expired conversation state is deleted
@@ -48,29 +50,35 @@ class ReplicaLoop:
         self._replica = replica
         self._limiter = limiter
         self._shared = shared  # PostgreSQL: other replicas may be there
+        self._beaten = False
         self.replicas = 1
 
     async def beat(self) -> int:
         """Say this replica is alive and take its share of the budget; how many replicas are alive."""
         if not self._shared:
             return 1
-        now = datetime.now(UTC)
+        # on the database's clock: replicas on hosts whose clocks differ by seconds still count each other
         async with self._sessions() as session, session.begin():
             repository = ReplicaRepository(session)
-            await repository.beat(self._replica, now=now)
-            alive = await repository.alive(since=now - timedelta(seconds=GONE_AFTER_S))
+            await repository.beat(self._replica)
+            alive = await repository.alive(within=GONE_AFTER_S)
         if alive != self.replicas:
             log.info("%d replica(s) alive", alive)
+        joined = not self._beaten
+        self._beaten = True
         self.replicas = alive
         if self._limiter is not None:
-            self._limiter.share(alive, self._reserve)
+            # the chats' budgets are shared even while alone: a replica that joins sees what this one sent
+            self._limiter.share(alive, self._take_slot)
+            if joined and alive > 1:
+                self._limiter.join(others_within=HEARTBEAT_S + BEAT_LAG_S)
         return alive
 
-    async def _reserve(self, chat_id: object) -> float:
+    async def _take_slot(self, chat_id: object) -> float:
         group = is_group_chat(chat_id)
         interval, burst = (GROUP_INTERVAL_S, GROUP_BURST) if group else (PRIVATE_INTERVAL_S, PRIVATE_BURST)
         async with self._sessions() as session, session.begin():
-            return await ChatSendRepository(session).reserve(int(str(chat_id)), interval=interval, burst=burst)
+            return await ChatSendRepository(session).take(int(str(chat_id)), interval=interval, burst=burst)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop`: beat, sweep albums, clean up; then leave the replica list."""

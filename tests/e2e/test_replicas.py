@@ -23,7 +23,7 @@ from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
-from tests.fakes.telegram_models import private_chat
+from tests.fakes.telegram_models import User, private_chat
 from tests.harness import (
     WEBHOOK_PATH,
     BotProcess,
@@ -239,6 +239,40 @@ async def test_a_face_swap_whose_photos_reach_different_replicas_completes(tmp_p
         finally:
             await asyncio.gather(*(bot.close() for bot in bots))
     assert result.media_kind is not None
+
+
+@pytest.mark.timeout(180)
+async def test_a_replica_stopping_mid_backlog_draws_no_429_while_the_other_takes_its_share(tmp_path: Path,
+                                                                                          pg_url: str):
+    # Telegram's flood limits on: the backlog goes out at 30 a second, 15 from each replica. One stops while
+    # its deliveries still go out: the other takes the whole budget only once those can no longer count.
+    ready_at = time.monotonic() + 120.0
+
+    def until_ready(operation: str, task_id: str) -> float:
+        return max(0.0, ready_at - time.monotonic())
+
+    async with fakes(rate_limits=True, task_duration=until_ready) as world:
+        telegram = world.telegram
+        bots = replicas(telegram, world.sandbox, pg_url, tmp_path, 2)
+        try:
+            await start_all(bots)
+            users = [User(8100 + number, f"Backlog{number}") for number in range(30)]
+            photo = samples.jpeg(64, 48)
+            ready_at = time.monotonic() + 6.0  # every task ends at once, after the requests are in
+            for _ in range(4):
+                for user in users:
+                    telegram.user_sends(private_chat(user), user, photo=photo, caption="/upscale 2")
+            jobs = 4 * len(users)
+
+            def results() -> int:
+                return sum(1 for call in telegram.calls if call.method == "sendPhoto" and call.ok)
+
+            await wait_until(lambda: results() >= 20, 60, "the backlog to start going out", bots[0])
+            await bots[1].terminate()
+            await wait_until(lambda: results() >= jobs, 90, f"{jobs} results", bots[0])
+        finally:
+            await asyncio.gather(*(bot.close() for bot in bots))
+    assert telegram.stats["429"] == 0
 
 
 @pytest.mark.timeout(120)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,7 +11,11 @@ import pytest
 from bot.jobs.conversations import Conversations
 from bot.store import session_factory
 from bot.store.replicas import ChatSendRepository, PollerLock
-from bot.tg.ratelimit import TelegramRateLimiter
+from bot.tg import replicas as replicas_module
+from bot.tg.ratelimit import Limit, TelegramRateLimiter
+from bot.tg.replicas import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, ReplicaLoop
+from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
+from tests.fakes.telegram_models import Chat
 
 #: the backend a test is about (the db_url fixture runs others on both)
 ONLY_POSTGRES = pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)],
@@ -71,10 +76,85 @@ async def test_expired_state_is_gone_and_cleaned_up(store_engine):
 @ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store_engine):
     async with session_factory(store_engine)() as session, session.begin():
-        waits = [await ChatSendRepository(session).reserve(42, interval=1.0, burst=3) for _ in range(5)]
+        waits = [await ChatSendRepository(session).take(42, interval=1.0, burst=3) for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0]
+    # no room: the time until there is, and nothing taken (a second refusal says the same)
     assert waits[3] == pytest.approx(1.0, abs=0.05)
-    assert waits[4] == pytest.approx(2.0, abs=0.05)
+    assert waits[4] == pytest.approx(1.0, abs=0.05)
+
+
+@ONLY_POSTGRES  # the chats' budgets are shared through PostgreSQL
+async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_its_share_of_the_bot(store_engine):
+    # Telegram's own bookkeeping (the fake Bot API's): a burst of 3 in a private chat, then 1 a second
+    telegram = FakeRateLimits(time.monotonic)
+    chat = Chat(4242)
+    refused = []
+
+    async def send(chat_id: object) -> bool:
+        if chat_id == chat.id and telegram.admit(chat) is not None:
+            refused.append(time.monotonic())
+        return True
+
+    sessions = session_factory(store_engine)
+    first, second = TelegramRateLimiter(overall=Limit(6, 1.0)), TelegramRateLimiter(overall=Limit(6, 1.0))
+    beats = [ReplicaLoop(None, sessions, replica=f"r{number}", limiter=limiter, shared=True).beat
+             for number, limiter in enumerate((first, second))]
+    for beat in (*beats, beats[0]):  # each has seen the other
+        await beat()
+    await asyncio.sleep(HEARTBEAT_S + BEAT_LAG_S + 1.0)  # the one that joined waits that long before it posts
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def post(limiter: TelegramRateLimiter, chat_id: int, at: float) -> None:
+        await asyncio.sleep(max(0.0, started + at - loop.time()))
+        await limiter.process_request(send, (chat_id,), {}, "sendMessage", {"chat_id": chat_id}, None)
+
+    # the first replica's share (3 a second) is taken by other chats: its post in the chat waits a second
+    # for it; meanwhile the second replica posts a burst there
+    await asyncio.gather(*(post(first, other, 0.0) for other in (1, 2, 3)), post(first, chat.id, 0.05),
+                         *(post(second, chat.id, 0.5) for _ in range(3)))
+    assert refused == []
+
+
+@ONLY_POSTGRES  # replicas are counted in PostgreSQL
+async def test_a_replica_joining_others_waits_until_they_have_taken_their_smaller_share(store_engine):
+    sessions = session_factory(store_engine)
+    first, second = TelegramRateLimiter(), TelegramRateLimiter()
+    sent = []
+
+    async def send(chat_id: object) -> bool:
+        sent.append(time.monotonic())
+        return True
+
+    await ReplicaLoop(None, sessions, replica="first", limiter=first, shared=True).beat()
+    started = time.monotonic()
+    await first.process_request(send, (1,), {}, "sendMessage", {"chat_id": 1}, None)
+    assert sent[-1] - started < 0.5  # alone: no one else's share to wait for
+    await ReplicaLoop(None, sessions, replica="second", limiter=second, shared=True).beat()
+    started = time.monotonic()
+    await second.process_request(send, (2,), {}, "sendMessage", {"chat_id": 2}, None)
+    # the first still sends at its whole budget until its next heartbeat (and a busy one's may be late);
+    # those calls count at Telegram for a second more
+    assert sent[-1] - started >= HEARTBEAT_S + BEAT_LAG_S + 1.0 - 0.05
+
+
+@ONLY_POSTGRES  # replicas are counted in PostgreSQL
+async def test_replicas_count_each_other_on_the_databases_clock_whatever_their_own_clocks_say(store_engine, monkeypatch):
+    sessions = session_factory(store_engine)
+    behind = ReplicaLoop(None, sessions, replica="behind", limiter=None, shared=True)
+    ahead = ReplicaLoop(None, sessions, replica="ahead", limiter=None, shared=True)
+
+    class Skewed(datetime):
+        """The clock of a host running GONE_AFTER_S + 2 s behind."""
+
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.now(tz) - timedelta(seconds=GONE_AFTER_S + 2)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(replicas_module, "datetime", Skewed)
+        await behind.beat()
+    assert await ahead.beat() == 2
 
 
 async def test_replicas_take_equal_shares_of_the_bots_rate():
@@ -96,7 +176,7 @@ async def test_replicas_take_equal_shares_of_the_bots_rate():
                            for n in range(12)))
     assert sent[9] - sent[0] < 0.5 and sent[10] - sent[0] >= 0.9  # 10 a second here: a third of 30
     assert sorted(calls) == [100 + n for n in range(12)]
-    limiter.share(1, gate)  # alone again: the whole budget, no shared gate
+    limiter.share(1, gate)  # alone again: the whole budget (a period later), the chats' budgets still shared
     calls.clear()
     await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 5}, None)
-    assert calls == []
+    assert calls == [5]

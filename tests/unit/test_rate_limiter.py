@@ -187,3 +187,38 @@ async def test_a_burst_over_many_chats_draws_no_429_from_the_fake_bot_api():
         assert sum(len(fake.sent(chat.id)) for chat in chats) == 36
         assert len(fake.sent(room.id)) == 3
         assert elapsed >= 0.9  # 39 messages at 30 a second
+
+
+async def test_a_departed_replicas_share_is_taken_only_once_its_calls_can_no_longer_count():
+    # three replicas with 2 calls each per 0.5 s; the third has sent its share and stopped
+    limiters = [TelegramRateLimiter(overall=Limit(6, 0.5), private_burst=100) for _ in range(3)]
+    for limiter in limiters:
+        limiter.share(3)
+    recorder = Recorder()
+    await asyncio.gather(*(send(limiter, recorder, 10 * number + n) for number, limiter in enumerate(limiters)
+                           for n in range(2)))
+    # the other two hear of it at once and have more to send: Telegram still counts the third's calls
+    for limiter in limiters[:2]:
+        limiter.share(2)
+    await asyncio.gather(*(send(limiter, recorder, 100 + 10 * number + n) for number, limiter in enumerate(limiters[:2])
+                           for n in range(3)))
+    assert most_in_any_window([at for at, _ in recorder.starts], 0.5) <= 6
+    # offered again a period later, the larger share is taken: 3 calls each at once
+    await asyncio.sleep(0.5)
+    recorder.starts.clear()
+    for limiter in limiters[:2]:
+        limiter.share(2)
+    await asyncio.gather(*(send(limiter, recorder, 200 + 10 * number + n) for number, limiter in enumerate(limiters[:2])
+                           for n in range(3)))
+    times = [at for at, _ in recorder.starts]
+    assert max(times) - min(times) < 0.2
+
+
+async def test_a_replica_joining_others_sends_nothing_until_their_larger_shares_calls_no_longer_count():
+    limiter = TelegramRateLimiter(overall=Limit(6, 0.5))
+    limiter.share(2)
+    limiter.join(others_within=0.3)  # the others take their smaller share within 0.3 s
+    recorder = Recorder()
+    started = time.monotonic()
+    await send(limiter, recorder, 1)
+    assert recorder.starts[0][0] - started >= 0.79  # and what they sent before leaves the window 0.5 s later
