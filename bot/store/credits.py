@@ -80,6 +80,38 @@ def _append_once(dialect: str) -> Any:
     return _insert(dialect)(ledger_table).on_conflict_do_nothing(index_elements=["key"]).returning(ledger_table.c.id)
 
 
+@functools.cache
+def _lock_statement(dialect: str, count: int) -> Any:
+    """Make, lock and read `count` accounts (bound as kind<n>, owner<n>) in one statement.
+
+    On PostgreSQL an upsert that meets a row locks it until the transaction ends, as SELECT … FOR UPDATE
+    would, in the order of its VALUES (callers sort them). The update changes nothing. (SQLite's
+    transactions that write are one at a time: BEGIN IMMEDIATE.)
+    """
+    table = accounts_table
+    now = bindparam("now", type_=table.c.updated_at.type)
+    statement = _insert(dialect)(table).values(
+        [{"kind": bindparam(f"kind{index}"), "owner_id": bindparam(f"owner{index}"), "balance": 0,
+          "member_cap": None, "updated_at": now} for index in range(count)])
+    return (statement.on_conflict_do_update(index_elements=[table.c.kind, table.c.owner_id],
+                                            set_={"updated_at": table.c.updated_at})
+            .returning(table.c.kind, table.c.owner_id, table.c.balance, table.c.member_cap))
+
+
+@functools.cache
+def _charge_statement(dialect: str, key: Callable[[Any, Any, Any], Any]) -> Any:
+    """A "charge" row (amount 0) for each reservation row of the jobs bound as job_ids, skipping existing keys."""
+    ledger = ledger_table
+    reservations = (
+        select(ledger.c.kind, ledger.c.owner_id, literal(0), literal("charge"),
+               key(ledger.c.job_id, ledger.c.kind, ledger.c.owner_id), ledger.c.job_id, ledger.c.member_id,
+               bindparam("now", type_=ledger.c.created_at.type))
+        .where(ledger.c.job_id.in_(bindparam("job_ids", expanding=True)), ledger.c.reason == "reserve"))
+    statement = _insert(dialect)(ledger).from_select(
+        ["kind", "owner_id", "amount", "reason", "key", "job_id", "member_id", "created_at"], reservations)
+    return statement.on_conflict_do_nothing(index_elements=["key"])
+
+
 _MOVE_BALANCE = (
     update(accounts_table)
     .where(accounts_table.c.kind == bindparam("account_kind"), accounts_table.c.owner_id == bindparam("account_owner"))
@@ -101,17 +133,10 @@ class CreditRepository:
         ordered = sorted(set(keys))
         if not ordered:
             return {}
-        table = accounts_table
-        statement = _insert(await self._dialect())(table).values(
-            [{"kind": kind, "owner_id": owner, "balance": 0, "member_cap": None, "updated_at": now}
-             for kind, owner in ordered])
-        # One statement makes, locks and reads them: on PostgreSQL an upsert that meets a row locks it
-        # until the transaction ends, as SELECT … FOR UPDATE would, in the order of its VALUES. The
-        # update changes nothing. (SQLite's transactions that write are one at a time: BEGIN IMMEDIATE.)
-        rows = await self._session.execute(
-            statement.on_conflict_do_update(index_elements=[table.c.kind, table.c.owner_id],
-                                            set_={"updated_at": table.c.updated_at})
-            .returning(table.c.kind, table.c.owner_id, table.c.balance, table.c.member_cap))
+        params: dict[str, Any] = {"now": now}
+        for index, (kind, owner) in enumerate(ordered):
+            params |= {f"kind{index}": kind, f"owner{index}": owner}
+        rows = await self._session.execute(_lock_statement(await self._dialect(), len(ordered)), params)
         return {(row.kind, row.owner_id): Account(row.kind, row.owner_id, row.balance, row.member_cap) for row in rows}
 
     async def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, Account]:
@@ -145,17 +170,9 @@ class CreditRepository:
                                   now: datetime) -> None:
         """Append a "charge" row (amount 0) for each reservation row of these jobs, in one statement; a row
         whose key(job id, kind, owner id) exists already is skipped. No balance moves."""
-        if not job_ids:
-            return
-        ledger = ledger_table
-        reservations = (
-            select(ledger.c.kind, ledger.c.owner_id, literal(0), literal("charge"),
-                   key(ledger.c.job_id, ledger.c.kind, ledger.c.owner_id), ledger.c.job_id, ledger.c.member_id,
-                   literal(now, ledger.c.created_at.type))
-            .where(ledger.c.job_id.in_(job_ids), ledger.c.reason == "reserve"))
-        statement = _insert(await self._dialect())(ledger).from_select(
-            ["kind", "owner_id", "amount", "reason", "key", "job_id", "member_id", "created_at"], reservations)
-        await self._session.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
+        if job_ids:
+            await self._session.execute(_charge_statement(await self._dialect(), key),
+                                        {"job_ids": list(job_ids), "now": now})
 
     async def set_cap(self, chat_id: int, cap: int | None, *, now: datetime) -> None:
         """Set a pool's per-member daily cap (lock the pool first)."""
