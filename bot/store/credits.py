@@ -125,7 +125,8 @@ class CreditRepository:
     def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
-    async def _dialect(self) -> str:
+    @property
+    def _dialect(self) -> str:
         return self._session.dialect.name
 
     async def lock(self, keys: Iterable[AccountKey], *, now: datetime) -> dict[AccountKey, Account]:
@@ -136,7 +137,7 @@ class CreditRepository:
         params: dict[str, Any] = {"now": now}
         for index, (kind, owner) in enumerate(ordered):
             params |= {f"kind{index}": kind, f"owner{index}": owner}
-        rows = await self._session.execute(_lock_statement(await self._dialect(), len(ordered)), params)
+        rows = await self._session.execute(_lock_statement(self._dialect, len(ordered)), params)
         return {(row.kind, row.owner_id): Account(row.kind, row.owner_id, row.balance, row.member_cap) for row in rows}
 
     async def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, Account]:
@@ -152,7 +153,7 @@ class CreditRepository:
 
     async def append(self, entries: Sequence[NewEntry], *, now: datetime) -> list[bool]:
         """Append rows and move their accounts' balances (lock them first); a row whose key exists is skipped (False)."""
-        append = _append_once(await self._dialect())
+        append = _append_once(self._dialect)
         written: list[bool] = []
         for entry in entries:
             values = {"kind": entry.kind, "owner_id": entry.owner_id, "amount": entry.amount, "reason": entry.reason,
@@ -171,7 +172,7 @@ class CreditRepository:
         """Append a "charge" row (amount 0) for each reservation row of these jobs, in one statement; a row
         whose key(job id, kind, owner id) exists already is skipped. No balance moves."""
         if job_ids:
-            await self._session.execute(_charge_statement(await self._dialect(), key),
+            await self._session.execute(_charge_statement(self._dialect, key),
                                         {"job_ids": list(job_ids), "now": now})
 
     async def set_cap(self, chat_id: int, cap: int | None, *, now: datetime) -> None:

@@ -46,7 +46,8 @@ class ConversationRepository:
     def __init__(self, session: AsyncConnection) -> None:
         self._session = session
 
-    async def _dialect(self) -> str:
+    @property
+    def _dialect(self) -> str:
         return self._session.dialect.name
 
     async def get(self, chat_id: int, kind: str, key: str, *, now: datetime, lock: bool = False) -> ConversationRow | None:
@@ -63,7 +64,7 @@ class ConversationRepository:
                   due_at: datetime | None = None) -> None:
         """Insert or replace the row."""
         table = conversations_table
-        statement = _insert(await self._dialect())(table).values(chat_id=chat_id, kind=kind, key=key, data=data,
+        statement = _insert(self._dialect)(table).values(chat_id=chat_id, kind=kind, key=key, data=data,
                                                                    expires_at=expires_at, due_at=due_at)
         await self._session.execute(statement.on_conflict_do_update(
             index_elements=[table.c.chat_id, table.c.kind, table.c.key],
@@ -73,7 +74,7 @@ class ConversationRepository:
     async def add_if_absent(self, chat_id: int, kind: str, key: str, *, now: datetime, expires_at: datetime) -> bool:
         """Insert an empty row unless a live one is there: True when this call inserted it (a first use)."""
         table = conversations_table
-        statement = _insert(await self._dialect())(table).values(chat_id=chat_id, kind=kind, key=key, data={},
+        statement = _insert(self._dialect)(table).values(chat_id=chat_id, kind=kind, key=key, data={},
                                                                    expires_at=expires_at)
         # an expired row counts as absent: take it over
         result = await self._session.execute(statement.on_conflict_do_update(
