@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
 from tests.e2e.helpers import media, wait_media
@@ -31,6 +33,19 @@ async def test_upscale_of_a_result_is_twice_the_result(bot, telegram, alice_chat
     telegram.user_presses(alice_chat, ALICE, results[1].message_id, button(results[1], ":n:upscale:2"))
     results = await wait_media(telegram, alice_chat.id, 3)
     assert size_of(results[2].media) == (480, 360)
+
+
+async def test_a_press_before_the_delivery_is_recorded_takes_the_picture_on_the_message(
+        bot, telegram, alice_chat, tmp_path):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(120, 90), caption="/colorize")
+    [result] = await wait_media(telegram, alice_chat.id)
+    # as if the press arrived between the result's send and the job's row recording its file
+    with sqlite3.connect(tmp_path / "bot.db") as connection:
+        assert connection.execute("UPDATE jobs SET result_files = '[]'").rowcount == 1
+    telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":n:upscale:2"))
+    results = await wait_media(telegram, alice_chat.id, 2)
+    assert size_of(results[1].media) == (240, 180)
+    assert results[1].reply_to_message_id == result.message_id
 
 
 async def test_again_and_another_style(bot, telegram, alice_chat):

@@ -96,10 +96,11 @@ async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQue
     d = deps(context)
     offered = {(op.name, argument) for op, _, argument in followups.next_operations(d.operations)}
     operation = d.operations.get(choice.operation)
-    if operation is None or (choice.operation, choice.argument) not in offered or not job.result_files:
+    files = [file["id"] for file in job.result_files] or _files_on(message)
+    if operation is None or (choice.operation, choice.argument) not in offered or not files:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
-    if choice.picture is None and len(job.result_files) > 1:
+    if choice.picture is None and len(files) > 1:
         await answer(query)
         try:  # several pictures (an album): ask which one, on the buttons' own message
             await message.edit_text(tr(job.language, texts.FU_PICK_PICTURE, title=operation.title),
@@ -108,7 +109,7 @@ async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQue
             log.info("could not ask which picture of job %s: %s", job.id, error)
         return
     index = choice.picture or 0
-    if index >= len(job.result_files):
+    if index >= len(files):
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
     try:
@@ -118,7 +119,14 @@ async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQue
         return
     await answer(query)
     # the new result replies to the message the button was on (the result, or an album's buttons)
-    await queue(context, operation, args, message, [job.result_files[index]["id"]], requester=query.from_user)
+    await queue(context, operation, args, message, [files[index]], requester=query.from_user)
+
+
+def _files_on(message: Message) -> list[str]:
+    """The picture on the result message itself: a press may come before its delivery is recorded."""
+    if message.photo:
+        return [message.photo[-1].file_id]
+    return [message.document.file_id] if message.document is not None else []
 
 
 def register(application: Application) -> None:
