@@ -11,11 +11,12 @@ from outside the allowlist (403) or one that is not JSON with a taskId (400).
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
 
 from aiohttp import web
+
+from bot.http.bodies import json_object
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +62,8 @@ def callback_handler(poll_now: PollNow, *, allowed_ips: Collection[str] = (), tr
             if ip is None or not any(ip in network for network in networks):
                 record("refused")
                 return web.Response(status=403)
-        if request.content_length is not None and request.content_length > MAX_CALLBACK_BYTES:
-            return web.Response(status=413)
-        try:
-            body = json.loads(await request.read())
-        except ValueError:
-            record("malformed")
-            return web.Response(status=400)
-        task_id = body.get("taskId") if isinstance(body, dict) else None
+        body = await json_object(request, MAX_CALLBACK_BYTES)
+        task_id = body.get("taskId") if body is not None else None
         if not isinstance(task_id, str) or not task_id or len(task_id) > 255:
             record("malformed")
             return web.Response(status=400)

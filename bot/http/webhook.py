@@ -11,12 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+
+from bot.http.bodies import json_object
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +46,8 @@ def webhook_handler(secret: str, accept: AcceptUpdate) -> Callable[[web.Request]
             # nothing about the request is logged: a probe learns nothing, and the header is a secret
             log.warning("refused a webhook request without the right secret token")
             return web.Response(status=401)
-        if request.content_length is not None and request.content_length > MAX_UPDATE_BYTES:
-            return web.Response(status=413)
-        try:
-            update = json.loads(await request.read())
-        except ValueError:
-            return web.Response(status=400)
-        if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+        update = await json_object(request, MAX_UPDATE_BYTES)
+        if update is None or not isinstance(update.get("update_id"), int):
             return web.Response(status=400)
         try:
             await accept(update)

@@ -261,15 +261,16 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
         text = f"{text} · {texts.cost_note(language, outcome.credits)}"
     status = await show(source, text, editable)
     if status is not None and not await d.jobs.attach_status_message(outcome.id, status.message_id):
-        await _tidy(status)  # the job ended before its status message was out
+        await delete_quietly(context.bot, status.chat_id, status.message_id)  # the job ended before its status was out
     return True
 
 
-async def _tidy(message: Message) -> None:
+async def delete_quietly(bot: Bot, chat_id: int, message_id: int) -> None:
+    """Delete one of the bot's messages; one already gone, or too old to delete, is nothing worse for the user."""
     try:
-        await message.delete()
-    except TelegramError as error:  # already gone, or too old to delete: nothing worse for the user
-        log.debug("could not delete message %s: %s", message.message_id, error)
+        await bot.delete_message(chat_id, message_id)
+    except TelegramError as error:
+        log.debug("could not delete message %s: %s", message_id, error)
 
 
 def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:

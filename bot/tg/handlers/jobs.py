@@ -13,7 +13,7 @@ from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import drop_pending, reply
+from bot.tg.flow import delete_quietly, drop_pending, reply
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
                 else texts.cancelled_text(len(cancelled), language=language))
     for job in cancelled:
         if job.status_message_id is not None:
-            await _tidy(context, job.chat_id, job.status_message_id)
+            await delete_quietly(context.bot, job.chat_id, job.status_message_id)
 
 
 async def _refusal_of_cancel_all(context: ContextTypes.DEFAULT_TYPE, message: Message) -> str | None:
@@ -81,13 +81,6 @@ async def admin_refusal(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_i
         log.warning("could not check admin status in chat %s: %s", chat_id, error)
         return check_failed
     return None if member.status in ADMIN_STATUSES else not_admin
-
-
-async def _tidy(context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: int) -> None:
-    try:
-        await context.bot.delete_message(chat_id, message_id)
-    except TelegramError:  # already deleted or too old: nothing to tidy
-        return
 
 
 def register(router: Router) -> None:

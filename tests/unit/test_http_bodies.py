@@ -1,0 +1,49 @@
+"""Small JSON bodies from outside: an object or None, and anything over the limit refused, stated length or not."""
+
+from __future__ import annotations
+
+import json
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from bot.http.bodies import json_object
+
+LIMIT = 64
+
+
+@pytest.fixture
+async def server():
+    async def echo(request: web.Request) -> web.Response:
+        body = await json_object(request, LIMIT)
+        return web.json_response({"object": body})
+
+    app = web.Application()
+    app.router.add_post("/", echo)
+    async with TestServer(app, host="127.0.0.1") as running:
+        yield running
+
+
+async def post(server: TestServer, data) -> tuple[int, object]:
+    async with aiohttp.ClientSession() as session, session.post(server.make_url("/"), data=data) as response:
+        return response.status, (await response.json())["object"] if response.status == 200 else None
+
+
+async def test_an_object_is_read_and_anything_else_is_none(server):
+    assert await post(server, json.dumps({"taskId": "t1"}).encode()) == (200, {"taskId": "t1"})
+    assert await post(server, b"[1, 2]") == (200, None)
+    assert await post(server, b"{not json") == (200, None)
+    assert await post(server, b"") == (200, None)
+
+
+async def test_a_body_over_the_limit_is_refused_whether_or_not_it_states_its_length(server):
+    big = json.dumps({"taskId": "x" * LIMIT}).encode()
+    assert (await post(server, big))[0] == 413
+
+    async def chunks():
+        yield big[:10]
+        yield big[10:]
+
+    assert (await post(server, chunks()))[0] == 413
