@@ -111,6 +111,8 @@ class Operation:
     limits: ImageLimits = DEFAULT_LIMITS
     result: ResultKind = ResultKind.PHOTO
     style_group: str | None = None
+    #: the argument that holds the style group's choice (a style, or /generate's model)
+    style_argument: str = "style"
     #: the style used when none is typed nor chosen in /settings; None: the bot asks with a picker
     style_fallback: str | None = None
     #: the photo menu's buttons for this operation; None: one button with the title, (): not offered there
@@ -527,7 +529,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: lazy(N_("Generate ({model}, {ratio}, {resolution}): {prompt}"), model=a["model"],
                                  ratio=a["ratio"], resolution=a["resolution"], prompt=a["prompt"][:300]),
                   api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
-                  style_group="generate", style_fallback=styles.group("generate").default,
+                  style_group="generate", style_argument="model", style_fallback=styles.group("generate").default,
                   image_names=(N_("reference photo"),),
                   max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
                   cli=(_option("--model"), _option("--ratio"), _option("--resolution"),

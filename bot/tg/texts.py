@@ -269,7 +269,6 @@ SETTINGS_ADMINS_ONLY = N_("Only this group's admins can change its settings.")
 SETTINGS_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here. Please try again.")
 SETTINGS_SAVED = N_("Saved.")
 PRESET_PICK = N_("{title}: pick one, or type the numbers yourself.")
-EXPAND_NEED_NUMBERS = N_("I can't tell that file's size. Give the padding in pixels: /expand <left> <top> <right> <bottom>.")
 DEEP_LINK_PHOTO = N_("{title}: send me a photo with {usage} as its caption, or reply to a photo with it.")
 DEEP_LINK_TEXT = N_("{title}: send {usage}")
 PAIR_REPLY_FIRST = N_("{title} needs two images: first the {first}, then the {second}. "

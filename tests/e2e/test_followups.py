@@ -67,6 +67,19 @@ async def test_again_and_another_style(bot, telegram, alice_chat):
     assert size_of(styled.media) == size_of(result.media)
 
 
+async def test_another_model_of_a_generated_picture_keeps_the_prompt(bot, telegram, alice_chat):
+    telegram.user_sends(alice_chat, ALICE, text="/generate gpt 3:2 a lighthouse at dawn")
+    [result] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":s"))
+    await telegram.wait_for(lambda: any(m.text == "Pick a style:" and m.reply_markup
+                                        for m in telegram.sent(alice_chat.id)))
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text == "Pick a style:")
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, button(picker, ":flux"))
+    other = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert other.caption.startswith("✅ Generate (flux, 3:2, 1k): a lighthouse at dawn")
+    assert other.reply_to_message_id == result.message_id
+
+
 async def test_an_album_gets_its_buttons_after_it_and_asks_which_picture(bot, telegram, alice_chat):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/headshot business 2")
     album = await wait_media(telegram, alice_chat.id, 2)

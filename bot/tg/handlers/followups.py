@@ -84,10 +84,9 @@ async def _another_style(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuer
         return
     if d.styles.group(operation.style_group).get(choice.argument) is None:
         return
-    key = "model" if "model" in job.args else "style"  # /generate picks models where the others pick styles
     # the picker replies to the result: the new result replies to that same result
     source = message.reply_to_message or message
-    await queue(context, operation, {**job.args, key: choice.argument}, source, list(job.inputs),
+    await queue(context, operation, {**job.args, operation.style_argument: choice.argument}, source, list(job.inputs),
                 requester=query.from_user)
 
 
