@@ -391,6 +391,10 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._overall.limit = Limit(calls, self._bot_limit.period)
         self._wake()  # waiters re-check against the new share
 
+    def step_back(self) -> None:
+        """Send one call per period at most: the other replicas no longer hear this one and may have taken its share."""
+        self.share(self._bot_limit.calls, self._gate)
+
     def join(self, others_within: float) -> None:
         """This replica has just joined others, which take their smaller share within `others_within`
         seconds: send nothing until then and a period more, while calls made at their larger share

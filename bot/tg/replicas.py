@@ -51,6 +51,8 @@ class ReplicaLoop:
         self._limiter = limiter
         self._shared = shared  # PostgreSQL: other replicas may be there
         self._beaten = False
+        #: the loop time of the last heartbeat the database took
+        self._heard_at: float | None = None
         self.replicas = 1
 
     async def beat(self) -> int:
@@ -66,6 +68,7 @@ class ReplicaLoop:
             log.info("%d replica(s) alive", alive)
         joined = not self._beaten
         self._beaten = True
+        self._heard_at = asyncio.get_running_loop().time()
         self.replicas = alive
         if self._limiter is not None:
             # the chats' budgets are shared even while alone: a replica that joins sees what this one sent
@@ -73,6 +76,19 @@ class ReplicaLoop:
             if joined and alive > 1:
                 self._limiter.join(others_within=HEARTBEAT_S + BEAT_LAG_S)
         return alive
+
+    async def keep_heard(self) -> None:
+        """Beat; when beats fail until the others may count this replica gone (and take its share of the
+        budget), send at a trickle until the database takes a beat again, then rejoin as a newcomer does."""
+        try:
+            # a beat slower than this is as good as lost: the others stop counting this replica soon after
+            await asyncio.wait_for(self.beat(), GONE_AFTER_S - BEAT_LAG_S)
+        except Exception:
+            now = asyncio.get_running_loop().time()
+            if self._limiter is not None and self._heard_at is not None and now - self._heard_at >= GONE_AFTER_S - BEAT_LAG_S:
+                self._limiter.step_back()
+                self._beaten = False
+            raise
 
     async def _take_slot(self, chat_id: object) -> float:
         group = is_group_chat(chat_id)
@@ -89,7 +105,7 @@ class ReplicaLoop:
             try:
                 if now >= next_beat:
                     next_beat = now + HEARTBEAT_S
-                    await self.beat()
+                    await self.keep_heard()
                 await queue_due_albums(self._application)
                 if now >= next_cleanup:
                     next_cleanup = now + CLEANUP_S

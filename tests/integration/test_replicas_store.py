@@ -180,3 +180,43 @@ async def test_replicas_take_equal_shares_of_the_bots_rate():
     calls.clear()
     await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 5}, None)
     assert calls == [5]
+
+
+@ONLY_POSTGRES  # replicas are counted in PostgreSQL
+async def test_a_replica_the_others_stop_hearing_sends_at_a_trickle_and_rejoins_as_a_newcomer(store_engine):
+    sessions = session_factory(store_engine)
+    unreachable = False
+
+    def flaky():
+        if unreachable:
+            raise OSError("the database is unreachable from this replica")
+        return sessions()
+
+    sent = []
+
+    async def send(chat_id: object) -> bool:
+        sent.append(time.monotonic())
+        return True
+
+    limiter = TelegramRateLimiter(overall=Limit(30, 1.0))
+    cut_off = ReplicaLoop(None, flaky, replica="cut-off", limiter=limiter, shared=True)
+    await cut_off.keep_heard()
+    unreachable = True
+    with pytest.raises(OSError):
+        await cut_off.keep_heard()  # just missed: the others still count it, its share stands
+    await asyncio.gather(*(limiter.process_request(send, (n,), {}, "sendMessage", {"chat_id": n}, None)
+                           for n in range(10)))
+    assert sent[-1] - sent[0] < 0.5
+    await asyncio.sleep(GONE_AFTER_S - BEAT_LAG_S)
+    with pytest.raises(OSError):
+        await cut_off.keep_heard()  # by now the others may have taken its share
+    sent.clear()
+    await asyncio.gather(*(limiter.process_request(send, (n,), {}, "sendMessage", {"chat_id": n}, None)
+                           for n in range(100, 103)))
+    assert sent[-1] - sent[0] >= 1.9  # one call a second
+    await ReplicaLoop(None, sessions, replica="other", limiter=None, shared=True).beat()
+    unreachable = False
+    await cut_off.keep_heard()  # heard again, among two: it waits until the others have made room
+    started = time.monotonic()
+    await limiter.process_request(send, (200,), {}, "sendMessage", {"chat_id": 200}, None)
+    assert sent[-1] - started >= HEARTBEAT_S + BEAT_LAG_S + 1.0 - 0.05
