@@ -93,7 +93,7 @@ async def test_an_unspent_payment_is_refunded_once(settings, telegram):
     try:
         charge = await buy(telegram, bob, BOB)
         telegram.user_sends(bob, BOB, text=f"/refund {charge}")  # not an admin
-        await wait_text(telegram, bob.id, "admins")
+        await wait_text(telegram, bob.id, "Only the bot's admins can use /refund.")
         telegram.user_sends(admin, ALICE, text=f"/refund {charge}")
         await wait_text(telegram, admin.id, "Refunded")
         assert telegram.payments.charges[charge].refunded_at is not None

@@ -42,7 +42,7 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
         except AiartError as error:
             log.warning("balance query failed: %r", error)
             lines.append(tr(language, texts.BALANCE_SERVICE_FAILED))
-    await reply(message, "\n".join(lines) if lines else tr(language, texts.ADMINS_ONLY))
+    await reply(message, "\n".join(lines) if lines else tr(language, texts.BALANCE_ADMINS_ONLY))
 
 
 async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
@@ -60,7 +60,7 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     user = update.effective_user
     if user is None or user.id not in d.access.admins or d.credits is None:
-        await reply(message, tr(language, texts.ADMINS_ONLY))
+        await reply(message, tr(language, texts.REFUND_ADMINS_ONLY))
         return
     charge_id = call.args.strip()
     if not charge_id or " " in charge_id:
