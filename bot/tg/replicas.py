@@ -50,8 +50,8 @@ class ReplicaLoop:
         self._replica = replica
         self._limiter = limiter
         self._shared = shared  # PostgreSQL: other replicas may be there
-        self._beaten = False
-        #: the loop time of the last heartbeat the database took
+        #: the loop time of the last heartbeat the database took; None until the first, and again once the
+        #: others may have counted this replica gone (its next beat joins them anew)
         self._heard_at: float | None = None
         self.replicas = 1
 
@@ -66,8 +66,7 @@ class ReplicaLoop:
             alive = await repository.alive(within=GONE_AFTER_S)
         if alive != self.replicas:
             log.info("%d replica(s) alive", alive)
-        joined = not self._beaten
-        self._beaten = True
+        joined = self._heard_at is None
         self._heard_at = asyncio.get_running_loop().time()
         self.replicas = alive
         if self._limiter is not None:
@@ -87,7 +86,7 @@ class ReplicaLoop:
             now = asyncio.get_running_loop().time()
             if self._limiter is not None and self._heard_at is not None and now - self._heard_at >= GONE_AFTER_S - BEAT_LAG_S:
                 self._limiter.step_back()
-                self._beaten = False
+                self._heard_at = None
             raise
 
     async def _take_slot(self, chat_id: object) -> float:
