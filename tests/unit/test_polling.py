@@ -159,6 +159,24 @@ def test_an_operation_whose_time_does_not_grow_with_size_unlearns_the_prior_slop
     assert small.median == pytest.approx(20.0, rel=0.15)
 
 
+def test_operations_that_grow_alike_keep_to_their_shared_slope():
+    # three operations of their own pace, each in proportion to pixels, a hundred tasks each: one
+    # shared slope is learnt from all three, and each operation keeps to it (a slope fitted per
+    # operation errs about twice as far: 0.05 on average here, 0.10 at worst)
+    factors = {"upscale": 1.0, "colorize": 0.8, "restore": 1.25}
+    errors = []
+    for seed in range(12):
+        schedule, rng = PollSchedule(jitter=0.0), random.Random(seed)
+        for operation, factor in factors.items():
+            pixels = [int(0.3e6 * rng.lognormvariate(0.0, 0.9)) for _ in range(100)]
+            simulate_sized(schedule, [(p, 8.0 * factor * p / 0.3e6 * rng.lognormvariate(0.0, 0.3)) for p in pixels],
+                           operation=operation)
+        slopes = [math.log(schedule.model(operation, 2_500_000).median / schedule.model(operation, 100_000).median)
+                  / math.log(25) for operation in factors]
+        errors.append(max(abs(slope - 1.0) for slope in slopes))
+    assert sum(errors) / len(errors) <= 0.035
+
+
 def test_with_sizes_adaptive_polling_checks_like_fixed_5s_with_the_delay_of_fixed_2s():
     tasks = sized_tasks(300, seed=5)
     fixed2_checks, fixed2_lag = simulate_sized(PollSchedule.fixed(2.0), tasks)
