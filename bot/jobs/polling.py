@@ -23,7 +23,8 @@ and places checks where the task in hand is likely to finish:
    per second that a still-running task finishes now, is at least `dense_hazard`; elsewhere a check
    rarely finds anything, and the few tasks finishing there wait longer. The first check comes one
    interval after the dense window opens, so a task finishing at its opening is still noticed within
-   the interval. The window closes at the conditional `dense_until` quantile at the latest.
+   the interval; but while an operation's guess is borrowed from the others (none of its own tasks
+   has finished), at the `first_quantile` of that guess. The window closes at the conditional `dense_until` quantile at the latest.
 3. Past the window checks come at a tenth of the task's age (at least the dense interval).
 
 So the p95 delay to notice is spent where it buys most: on the early and late edges of each task's
@@ -156,8 +157,8 @@ class PollSchedule:
     dense_hazard: float = 0.032
     #: ... and the dense window ends by this share of tasks (of that operation and size) done
     dense_until: float = 0.98
-    #: when a task's hazard never reaches dense_hazard (a very slow one), the first check comes
-    #: when this share of such tasks is done
+    #: when a task's hazard never reaches dense_hazard (a very slow one), or its operation's guess is
+    #: borrowed from the others', the first check comes when this share of such tasks is done
     first_quantile: float = 0.05
     #: after the window, the next check waits this share of the task's age
     tail_share: float = 0.1
@@ -300,7 +301,10 @@ class PollSchedule:
             level_variance = 1 / (own.n / noise + 1 / prior_variance)
             level = level_variance * (own.n * own.mean_y / noise + level / prior_variance)
         slope = slopes.get(operation, shared_slope)
-        slope_variance = noise / (own.sxx + pull)
+        # what is unsure about this operation's own slope, and about the shared one it is held to
+        # (all there is for an operation without sized tasks of its own)
+        held = pull / (own.sxx + pull)
+        slope_variance = noise / (own.sxx + pull) + held ** 2 * noise / (sum(s.sxx for s in sized.values()) + ridge)
         mu = level + slope * (x - mean_x)
         return DurationModel(mu, math.sqrt(noise + level_variance + slope_variance * (x - mean_x) ** 2))
 
@@ -316,7 +320,13 @@ class PollSchedule:
         self._typical.setdefault(operation, typical_seconds)
         if self.fixed_interval is not None:
             return self.fixed_interval * self.time_scale
-        first = self._first_check(self.model(operation, input_pixels))
+        model = self.model(operation, input_pixels)
+        # none of this operation's tasks has finished, but others' have: its guess, their pace carried to
+        # this operation and size, may be far off, so the first check comes early in it, not where the
+        # borrowed hazard peaks
+        borrowed = (operation not in self._samples and input_pixels is not None
+                    and any(self._sums_of(name).n for name in self._samples))
+        first = self._early_check(model) if borrowed else self._first_check(model)
         return self._jittered(first) * self.time_scale
 
     def next_delay(self, operation: str, age_seconds: float, input_pixels: int | None = None) -> float:
@@ -337,8 +347,12 @@ class PollSchedule:
     def _first_check(self, model: DurationModel) -> float:
         window = self._window(model)
         if window is None:
-            return max(self.min_interval, model.quantile(self.first_quantile))
+            return self._early_check(model)
         return max(self.min_interval, window[0] + self.notice_interval)
+
+    def _early_check(self, model: DurationModel) -> float:
+        """The unscaled age by which `first_quantile` of such tasks are done."""
+        return max(self.min_interval, model.quantile(self.first_quantile))
 
     def _interval_at(self, model: DurationModel, age: float) -> float:
         """The unscaled gap after a check at `age`."""

@@ -149,6 +149,22 @@ def test_a_handful_of_tasks_is_enough_to_place_checks_by_size():
     assert schedule.model("headshot", 300_000).sigma > small.sigma
 
 
+def test_an_operation_whose_guess_is_borrowed_is_first_checked_early_in_it():
+    # one headshot of a tiny photo has finished; an upscale of its 512×512 result is guessed from
+    # that pace carried to 33 times the pixels: a wide guess, whose hazard peaks late
+    schedule = PollSchedule(jitter=0.0)
+    schedule.first_delay("headshot", 40.0, 8_000)
+    schedule.record("headshot", 7.8, 8_000)
+    guess = schedule.model("upscale", 262_144)
+    first = schedule.first_delay("upscale", 8.0, 262_144)
+    assert first == pytest.approx(guess.quantile(schedule.first_quantile))
+    window = guess.hazard_window(schedule.dense_hazard)
+    assert window is None or first < window[0]
+    # once one of its own tasks has finished, the dense window places its checks again
+    schedule.record("upscale", 3.0, 262_144)
+    assert schedule.first_delay("upscale", 8.0, 262_144) > schedule.model("upscale", 262_144).quantile(schedule.first_quantile)
+
+
 def test_an_operation_whose_time_does_not_grow_with_size_unlearns_the_prior_slope():
     schedule = PollSchedule(jitter=0.0)
     rng = random.Random(2)
