@@ -155,8 +155,8 @@ def test_an_operation_whose_guess_is_borrowed_is_first_checked_early_in_it():
     schedule = PollSchedule(jitter=0.0)
     schedule.first_delay("headshot", 40.0, 8_000)
     schedule.record("headshot", 7.8, 8_000)
-    guess = schedule.model("upscale", 262_144)
     first = schedule.first_delay("upscale", 8.0, 262_144)
+    guess = schedule.model("upscale", 262_144)
     assert first == pytest.approx(guess.quantile(schedule.first_quantile))
     window = guess.hazard_window(schedule.dense_hazard)
     assert window is None or first < window[0]
