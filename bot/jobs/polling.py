@@ -11,11 +11,12 @@ and places checks where the task in hand is likely to finish:
    tasks, so it starts from what holds for most image work and pools what operations share: the
    shared slope starts at 1 (time in proportion to pixels) and soon follows the pooled data, while
    each operation's own slope is held to the shared one until a few hundred of its tasks say
-   otherwise (a slope fitted per operation from a hundred tasks errs by 10-20% at the largest
-   inputs, enough to misplace their checks); the noise is pooled; a new operation's level is the
-   others' pace scaled by its typical duration. The model's spread adds what is still unsure
-   (level, slope) to the noise, so early tasks get wider windows. Nothing finished yet, or no size: the operation's own
-   durations, starting from its typical duration with a wide spread.
+   otherwise (slopes fitted per operation from a hundred tasks each put the largest and smallest
+   inputs' durations up to a quarter off, enough to misplace their checks); the noise is pooled; a
+   new operation's level is the others' pace scaled by its typical duration. The model's spread
+   adds what is still unsure (level, slope) to the noise, so early tasks get wider windows. Nothing
+   finished yet, or no size: the operation's own durations, starting from its typical duration
+   with a wide spread.
    A finished task is only known to have ended between two checks; it is recorded as the model's
    mean over that gap, with the gap's uncertainty added to the spread (a task seen at its first
    check may have finished long before).
@@ -24,7 +25,8 @@ and places checks where the task in hand is likely to finish:
    rarely finds anything, and the few tasks finishing there wait longer. The first check comes one
    interval after the dense window opens, so a task finishing at its opening is still noticed within
    the interval; but while an operation's guess is borrowed from the others (none of its own tasks
-   has finished), at the `first_quantile` of that guess. The window closes at the conditional `dense_until` quantile at the latest.
+   has finished), at the `first_quantile` of that guess. The window closes at the conditional
+   `dense_until` quantile at the latest.
 3. Past the window checks come at a tenth of the task's age (at least the dense interval).
 
 So the p95 delay to notice is spent where it buys most: on the early and late edges of each task's
