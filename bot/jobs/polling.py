@@ -282,9 +282,8 @@ class PollSchedule:
             mu = (own.count * own.all_mean + weight * prior_mu) / (own.count + weight)
             variance = (weight * self.prior_sigma ** 2 + own.all_ss) / (weight + own.count)
             return DurationModel(mu, math.sqrt(variance))
-        ridge = self.slope_ridge
-        shared_slope = (sum(s.sxy for s in sized.values()) + ridge * self.prior_slope) / (
-            sum(s.sxx for s in sized.values()) + ridge)
+        ridge, pooled_sxx = self.slope_ridge, sum(s.sxx for s in sized.values())
+        shared_slope = (sum(s.sxy for s in sized.values()) + ridge * self.prior_slope) / (pooled_sxx + ridge)
         pull = self.shared_slope_ridge
         slopes = {name: (s.sxy + pull * shared_slope) / (s.sxx + pull) for name, s in sized.items()}
         total = sum(s.n for s in sized.values())
@@ -306,7 +305,7 @@ class PollSchedule:
         # what is unsure about this operation's own slope, and about the shared one it is held to
         # (all there is for an operation without sized tasks of its own)
         held = pull / (own.sxx + pull)
-        slope_variance = noise / (own.sxx + pull) + held ** 2 * noise / (sum(s.sxx for s in sized.values()) + ridge)
+        slope_variance = noise / (own.sxx + pull) + held ** 2 * noise / (pooled_sxx + ridge)
         mu = level + slope * (x - mean_x)
         return DurationModel(mu, math.sqrt(noise + level_variance + slope_variance * (x - mean_x) ** 2))
 
