@@ -36,9 +36,9 @@ LAG_ALLOWANCE_S = 0.25
 _FACTORS = {operation: factor for _, operation, factor in OPERATIONS}
 
 
-def command_of(request: Request) -> str:
-    """The bot's operation name for a request ("/upscale 2" → "upscale")."""
-    return request.caption.split()[0].lstrip("/")
+def command_of(caption: str) -> str:
+    """The bot's operation name for a request's caption ("/upscale 2" → "upscale")."""
+    return caption.split()[0].lstrip("/")
 
 
 class OracleSchedule(PollSchedule):
@@ -46,7 +46,7 @@ class OracleSchedule(PollSchedule):
 
     def __init__(self, requests: list[Request], **settings: object) -> None:
         super().__init__(**settings)  # type: ignore[arg-type]
-        self._truth = {(command_of(r), r.pixels): math.log(MEDIAN_S * _FACTORS[r.operation] * r.pixels / 1e6
+        self._truth = {(command_of(r.caption), r.pixels): math.log(MEDIAN_S * _FACTORS[r.operation] * r.pixels / 1e6
                                                          / MEDIAN_MEGAPIXELS) for r in requests}
 
     def model(self, operation: str, input_pixels: int | None = None) -> DurationModel:
@@ -76,7 +76,7 @@ def replay(schedule: PollSchedule, requests: list[Request], seed: int, typical: 
     checks, lags = 0, []
     while events:
         now, index, submitted, count = heapq.heappop(events)
-        request, age, command = requests[index], now - submitted, command_of(requests[index])
+        request, age, command = requests[index], now - submitted, command_of(requests[index].caption)
         if count == 0:  # submitted now: the first check is placed with what has been learned so far
             delay = schedule.first_delay(command, typical[command], request.pixels)
         elif age >= request.duration:
@@ -109,7 +109,7 @@ def typical_durations() -> dict[str, float]:
     """The catalogue's typical duration of each operation the bench sends."""
     catalogue = build_catalogue(load_catalogue())
     return {command: catalogue[command].typical_seconds
-            for command in {caption.split()[0].lstrip("/") for caption, _, _ in OPERATIONS}}
+            for command in {command_of(caption) for caption, _, _ in OPERATIONS}}
 
 
 def main() -> None:
