@@ -20,7 +20,7 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
-from babel.messages.mofile import write_mo
+from babel.messages.mofile import read_mo, write_mo
 from babel.messages.pofile import read_po, write_po
 
 from bot.i18n import DEFAULT_LANGUAGE, DOMAIN, LANGUAGES, LOCALE_DIR
@@ -67,6 +67,14 @@ def compiled(catalog: Catalog) -> bytes:
     buffer = io.BytesIO()
     write_mo(buffer, catalog, use_fuzzy=False)
     return buffer.getvalue()
+
+
+def messages(mo: bytes) -> tuple[str, dict]:
+    """What a compiled catalogue says: its plural rule and its translations, without the header's tool version."""
+    catalog = read_mo(io.BytesIO(mo))
+    def frozen(value):  # read_mo gives a plural entry's ids and forms as lists
+        return tuple(value) if isinstance(value, list | tuple) else value
+    return catalog.plural_forms, {frozen(message.id): frozen(message.string) for message in catalog if message.id}
 
 
 def update() -> None:

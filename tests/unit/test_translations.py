@@ -58,7 +58,9 @@ def test_each_language_has_its_plural_forms(language, forms):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_shipped_mo_is_the_po_compiled(language):
-    assert catalogues.mo_path(language).read_bytes() == catalogues.compiled(catalogues.read(language)), (
+    # the messages, not the bytes: the header names the Babel release that compiled it
+    shipped = catalogues.messages(catalogues.mo_path(language).read_bytes())
+    assert shipped == catalogues.messages(catalogues.compiled(catalogues.read(language))), (
         "run python -m bot.i18n.catalogues compile")
 
 
