@@ -21,7 +21,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot.credits import Pack, pack_of
+from bot.credits import Pack, credits_in, pack_of
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import deps, language_for
@@ -90,7 +90,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     if d.credits is not None and message.from_user is not None:
         # what was paid is what is credited, even if the operator changed the packs since the invoice
         found = pack_of(payment.invoice_payload, d.credits.policy.packs)
-        credits = found.credits if found else _credits_in(payment.invoice_payload)
+        credits = found.credits if found else credits_in(payment.invoice_payload)
         pack = Pack(credits, payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,
@@ -108,12 +108,6 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
         await message.reply_text(tr(language, texts.PURCHASED, credits=pack.credits, balance=balance.credits))
     except TelegramError as error:
         log.warning("could not thank for payment %s: %s", payment.telegram_payment_charge_id, error)
-
-
-def _credits_in(payload: str) -> int:
-    """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
-    parts = payload.split(":")
-    return int(parts[1]) if len(parts) == 3 and parts[0] == "credits" and parts[1].isdigit() else 0
 
 
 def register(application: Application) -> None:
