@@ -10,13 +10,13 @@ import pytest
 
 from bot import runtime
 from bot.config import Settings
-from bot.credits import CreditPolicy, CreditService, Pack, audit
+from bot.credits import CreditPolicy, CreditService, audit
 from bot.i18n import tr
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
 from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import settled, texts, wait_media, wait_text
+from tests.e2e.helpers import fill_pool, settled, texts, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import Chat, FakeTelegram, User, channel, group, private_chat
 from tests.fakes.telegram_anonymous import anonymous_admin_sends, channel_sends
@@ -171,17 +171,6 @@ async def test_a_payment_whose_receipt_never_arrived_is_credited_once_from_teleg
     assert telegram.payments.charges[carols].refunded_at is None
 
 
-async def fill_pool(settings: Settings, chat_id: int, credits: int, *, cap: int) -> None:
-    """A group admin bought credits and put them in the group's pool, each member capped at `cap` a day."""
-    service, engine = await ledger_of(settings)
-    try:
-        await service.purchase(ALICE.id, Pack(credits, 50), f"stxFunding{chat_id}")
-        assert await service.move_to_pool(ALICE.id, chat_id, credits) == credits
-        await service.set_pool_cap(chat_id, cap)
-    finally:
-        await engine.dispose()
-
-
 async def test_a_channel_or_an_anonymous_admin_gets_no_free_allowance_only_the_pool(settings, telegram):
     running = await started(settings, telegram, free_credits_per_day=5)
     refusal = "only this group's pool pays"
@@ -189,7 +178,7 @@ async def test_a_channel_or_an_anonymous_admin_gets_no_free_allowance_only_the_p
     try:
         channel_sends(telegram, CLUB, NEWS, **upscale)
         await wait_text(telegram, CLUB.id, refusal)  # five free credits a day for people, none for a channel
-        await fill_pool(running.settings, CLUB.id, 3, cap=1)
+        await fill_pool(running.settings.database_url, CLUB.id, 3, cap=1)
         channel_sends(telegram, CLUB, NEWS, **upscale)
         channel_sends(telegram, CLUB, PHOTOS, **upscale)
         anonymous_admin_sends(telegram, CLUB, **upscale)
