@@ -4,7 +4,8 @@ Accounts: a user's bought credits ("user"), their daily free allowance ("free": 
 FREE_CREDITS_PER_DAY by the first spend of each UTC day, one "allowance" row keyed by user and day),
 and a group's pool ("pool", with a per-member daily cap). A job in a group spends from the pool first
 (within the cap), then the allowance, then bought credits; in a private chat the allowance, then
-bought credits. It reserves its price when queued (one "reserve" row per account it draws on, in
+bought credits. A job on behalf of a chat (`is_chat_identity`) spends from its group's pool alone,
+counted there as one member. The cap counts a refund on the day of the reservation it returns. It reserves its price when queued (one "reserve" row per account it draws on, in
 the transaction that stores the job) and is settled when it ends, in the transaction that writes its
 final state: a "charge" row (amount 0: the reservation stands) when delivered, a "refund" row giving
 the reservation back otherwise. Every job row has a unique key (job, step, account), so a crash

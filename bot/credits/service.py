@@ -115,7 +115,7 @@ class CreditService:
         recovered = []
         for charge_id, payment in sorted(listed.items()):
             reasons = known.get(charge_id, set())
-            credits = self._credits_of(payment)
+            credits = self.credits_bought(payment.payload)
             if "purchase" not in reasons and credits > 0:
                 async with self._sessions() as session, session.begin():
                     added = await ledger.purchase(session, user_id=payment.user_id, pack=Pack(credits, payment.stars),
@@ -127,10 +127,10 @@ class CreditService:
                     await ledger.take_back_payment(session, charge_id, now=self._clock())
         return recovered
 
-    def _credits_of(self, payment: StarPayment) -> int:
-        """What a payment bought: the pack its payload names, even if no longer offered."""
-        found = pack_of(payment.payload, self.policy.packs)
-        return found.credits if found else credits_in(payment.payload)
+    def credits_bought(self, payload: str) -> int:
+        """What a paid invoice bought: the pack its payload names, even if the operator changed the packs since."""
+        found = pack_of(payload, self.policy.packs)
+        return found.credits if found else credits_in(payload)
 
     async def move_to_pool(self, user_id: int, chat_id: int, amount: int) -> int | None:
         """Move a user's bought credits into a group's pool: its new balance, or None if they have too few."""

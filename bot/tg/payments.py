@@ -3,7 +3,8 @@
 Stars invoices are in "XTR" with no provider token and exactly one price. Telegram waits 10 s for the
 pre-checkout answer, so the check is a look-up in memory (the pack is still offered, the payer may use
 the bot). A successful payment adds its credits once, keyed by its telegram_payment_charge_id: Telegram
-may deliver the update again (a crash before the offset was confirmed), and a repeat adds nothing.
+may deliver the update again (a crash before the offset was confirmed), and a repeat adds nothing;
+one that never arrives is credited by reconciliation (bot.tg.reconcile) under the same key.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot.credits import Pack, credits_in, pack_of
+from bot.credits import Pack, pack_of
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import deps, language_for
@@ -88,10 +89,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     d = deps(context)
     pack = Pack(0, 0)
     if d.credits is not None and message.from_user is not None:
-        # what was paid is what is credited, even if the operator changed the packs since the invoice
-        found = pack_of(payment.invoice_payload, d.credits.policy.packs)
-        credits = found.credits if found else credits_in(payment.invoice_payload)
-        pack = Pack(credits, payment.total_amount)
+        pack = Pack(d.credits.credits_bought(payment.invoice_payload), payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,
                   payment.invoice_payload)
