@@ -46,6 +46,7 @@ from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_ap
 from bot.tg.context import Access, Deps
 from bot.tg.inbox import UpdateInbox
 from bot.tg.intake import UpdateIntake, poll_while_leader
+from bot.tg.reconcile import StarReconciler
 from bot.tg.replicas import ReplicaLoop, replica_id
 from bot.transport import AiohttpTransport
 
@@ -198,6 +199,9 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
                     parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
+                    if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
+                        reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
+                        parts.append(asyncio.create_task(reconciler.run(parts_stop)))
                     housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
                     log.info("bot @%s is running (%s)", application.bot.username,
                              "webhook" if settings.webhook_mode else "long polling")

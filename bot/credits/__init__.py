@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot.credits.ledger import Balance, PaymentRefund, Plan, Shortfall, audit
-from bot.credits.packs import Pack, pack_of, parse_packs
+from bot.credits.packs import Pack, credits_in, pack_of, parse_packs
 from bot.credits.prices import Prices, load_prices
-from bot.credits.service import CreditPolicy, CreditService
+from bot.credits.service import CreditPolicy, CreditService, Recovered, StarPayment
 
-__all__ = ["Balance", "CreditPolicy", "CreditService", "Pack", "PaymentRefund", "Plan", "Prices", "Shortfall",
-           "audit", "load_prices", "pack_of", "parse_packs"]
+__all__ = ["Balance", "CreditPolicy", "CreditService", "Pack", "PaymentRefund", "Plan", "Prices", "Recovered",
+           "Shortfall", "StarPayment", "audit", "credits_in", "load_prices", "pack_of", "parse_packs"]

@@ -4,7 +4,8 @@ Accounts: a user's bought credits ("user"), their daily free allowance ("free": 
 FREE_CREDITS_PER_DAY by the first spend of each UTC day, one "allowance" row keyed by user and day),
 and a group's pool ("pool", with a per-member daily cap). A job in a group spends from the pool first
 (within the cap), then the allowance, then bought credits; in a private chat the allowance, then
-bought credits. It reserves its price when queued (one "reserve" row per account it draws on, in
+bought credits. A job on behalf of a chat (`is_chat_identity`) spends from its group's pool alone,
+counted there as one member. The cap counts a refund on the day of the reservation it returns. It reserves its price when queued (one "reserve" row per account it draws on, in
 the transaction that stores the job) and is settled when it ends, in the transaction that writes its
 final state: a "charge" row (amount 0: the reservation stands) when delivered, a "refund" row giving
 the reservation back otherwise. Every job row has a unique key (job, step, account), so a crash
@@ -70,6 +71,17 @@ class Shortfall:
     price: int
     available: int
     free_per_day: int
+    #: the job is on behalf of a chat (`is_chat_identity`): only a group's pool could pay for it
+    pool_only: bool = False
+
+
+def is_chat_identity(owner_id: int) -> bool:
+    """Whether a job's owner is a chat (a channel posting in a group, an anonymous admin), not a person.
+
+    Telegram's user ids are positive and its chat ids negative. Anyone can post as any number of
+    channels, so a chat identity gets no free allowance and buys nothing: a group's pool pays for it.
+    """
+    return owner_id < 0
 
 
 async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, free_per_day: int,
@@ -91,11 +103,16 @@ async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | No
     caller saw that committed already.
     """
     credits = CreditRepository(session)
-    keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
+    chat_identity = is_chat_identity(user_id)
+    if chat_identity and pool_chat_id is None:
+        return Shortfall(price, 0, 0, pool_only=True)
+    keys = [] if chat_identity else [("user", user_id), ("free", user_id)]
+    keys += [("pool", pool_chat_id)] if pool_chat_id is not None else []
     accounts = await credits.lock(keys, now=now)
     available = {key: account.balance for key, account in accounts.items()}
-    available[("free", user_id)] = await _top_up_allowance(credits, user_id, available[("free", user_id)],
-                                                           free_per_day, now, written=allowance_written)
+    if not chat_identity:
+        available[("free", user_id)] = await _top_up_allowance(credits, user_id, available[("free", user_id)],
+                                                               free_per_day, now, written=allowance_written)
     if pool_chat_id is not None:
         pool = accounts[("pool", pool_chat_id)]
         if pool.member_cap is not None and pool.balance > 0:
@@ -111,7 +128,7 @@ async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | No
             draws.append((key, take))
             left -= take
     if left > 0:
-        return Shortfall(price, price - left, free_per_day)
+        return Shortfall(price, price - left, 0 if chat_identity else free_per_day, pool_only=chat_identity)
     return Plan(user_id, price, tuple(draws))
 
 
@@ -162,7 +179,7 @@ async def purchase(session: AsyncConnection, *, user_id: int, pack: Pack, charge
 
 @dataclass(frozen=True)
 class PaymentRefund:
-    """What refunding a payment would do: which user loses how many credits; or why it cannot."""
+    """What refunding a payment would do or did: which user loses how many credits; or why it cannot."""
 
     status: str  # "ok", "unknown", "refunded" (already), "spent"
     user_id: int | None = None
@@ -170,8 +187,27 @@ class PaymentRefund:
     balance: int = 0
 
 
+async def payment_refundable(session: AsyncConnection, charge_id: str) -> PaymentRefund:
+    """Whether a payment's Stars may be refunded (read only: the caller refunds them outside any transaction)."""
+    credits = CreditRepository(session)
+    rows = await credits.for_charge(charge_id)
+    bought = next((row for row in rows if row.reason == "purchase"), None)
+    if bought is None:
+        return PaymentRefund("unknown")
+    if any(row.reason == "payment_refund" for row in rows):
+        return PaymentRefund("refunded", bought.owner_id, bought.amount)
+    account = (await credits.accounts([("user", bought.owner_id)]))[("user", bought.owner_id)]
+    if account.balance < bought.amount:
+        return PaymentRefund("spent", bought.owner_id, bought.amount, account.balance)
+    return PaymentRefund("ok", bought.owner_id, bought.amount, account.balance - bought.amount)
+
+
 async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: datetime) -> PaymentRefund:
-    """Take a payment's credits back (the caller refunds the Stars before committing); refuse if spent."""
+    """Record that a payment's Stars went back (by /refund, or outside the bot): take its credits back, once.
+
+    Telegram has refunded already, so this never refuses: credits spent since are gone, and what is
+    left (at most the payment's) is taken; `credits` says how many were.
+    """
     credits = CreditRepository(session)
     rows = await credits.for_charge(charge_id)
     bought = next((row for row in rows if row.reason == "purchase"), None)
@@ -180,11 +216,15 @@ async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: da
     if any(row.reason == "payment_refund" for row in rows):
         return PaymentRefund("refunded", bought.owner_id, bought.amount)
     account = (await credits.lock([("user", bought.owner_id)], now=now))[("user", bought.owner_id)]
-    if account.balance < bought.amount:
-        return PaymentRefund("spent", bought.owner_id, bought.amount, account.balance)
-    await credits.append([NewEntry("user", bought.owner_id, -bought.amount, "payment_refund",
+    taken = min(bought.amount, account.balance)
+    await credits.append([NewEntry("user", bought.owner_id, -taken, "payment_refund",
                                    key=f"payment-refund:{charge_id}", charge_id=charge_id)], now=now)
-    return PaymentRefund("ok", bought.owner_id, bought.amount, account.balance - bought.amount)
+    return PaymentRefund("ok", bought.owner_id, taken, account.balance - taken)
+
+
+async def payments_recorded(session: AsyncConnection, charge_ids: Iterable[str]) -> dict[str, set[str]]:
+    """For each of these charges the ledger knows, the reasons of its rows ("purchase", "payment_refund")."""
+    return await CreditRepository(session).charge_reasons(charge_ids)
 
 
 # ---- group pools -------------------------------------------------------------------------------------
@@ -230,6 +270,8 @@ async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int |
     credits = CreditRepository(session)
     keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
     accounts = await credits.accounts(keys)
+    if is_chat_identity(user_id):
+        free_per_day = 0
     topped_up = await credits.has_key(_allowance_key(user_id, now.astimezone(UTC).date()))
     free_left = accounts[("free", user_id)].balance if topped_up else max(free_per_day, 0)
     if pool_chat_id is None:

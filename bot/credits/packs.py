@@ -40,3 +40,9 @@ def parse_packs(text: str | None) -> tuple[Pack, ...]:
 def pack_of(payload: str, packs: tuple[Pack, ...]) -> Pack | None:
     """The configured pack an invoice payload names, if it is still offered."""
     return next((pack for pack in packs if pack.payload == payload), None)
+
+
+def credits_in(payload: str) -> int:
+    """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
+    parts = payload.split(":")
+    return int(parts[1]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[1].isdigit() else 0

@@ -2,23 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.credits import ledger
-from bot.credits.packs import Pack
+from bot.credits.packs import Pack, credits_in, pack_of
 from bot.credits.prices import Prices
 from bot.operations.catalogue import Operation
 from bot.store.credits import Entry
-from bot.store.db import Sessions
+from bot.store.db import Sessions, reading
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class StarPayment:
+    """A payment as Telegram's record of Stars transactions lists it (getStarTransactions)."""
+
+    charge_id: str
+    user_id: int
+    stars: int
+    payload: str
+    refunded: bool = False
+    #: the payer's Telegram app language, when Telegram says
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """A payment reconciliation credited: the bot had not seen its successful_payment."""
+
+    charge_id: str
+    user_id: int
+    credits: int
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,17 +86,51 @@ class CreditService:
 
     async def refund_payment(self, charge_id: str,
                              refund_stars: Callable[[int], Awaitable[None]]) -> ledger.PaymentRefund:
-        """Take a payment's credits back and, in the same transaction, refund its Stars (`refund_stars(user_id)`).
+        """Refund a payment's Stars (`refund_stars(user_id)`) if its credits are unspent, then take them back.
 
-        If refunding the Stars raises, the credits stay where they were. A crash after Telegram refunded
-        but before the commit leaves the credits; repeating /refund then finds the charge already
-        refunded at Telegram (the caller treats that as done) and takes them.
+        Telegram is called between two short transactions, never inside one: no lock of the ledger waits
+        for a round trip. If refunding the Stars raises, nothing changes. Credits spent during the round
+        trip are gone; what is left of the payment's is taken. A crash after Telegram refunded but before
+        the second commit leaves the credits until reconciliation (or a repeated /refund, which finds the
+        charge refunded at Telegram and treats that as done) records the refund.
         """
-        async with self._sessions() as session, session.begin():
-            outcome = await ledger.take_back_payment(session, charge_id, now=self._clock())
-            if outcome.status == "ok" and outcome.user_id is not None:
-                await refund_stars(outcome.user_id)
+        async with reading(self._sessions) as session:
+            outcome = await ledger.payment_refundable(session, charge_id)
+        if outcome.status != "ok" or outcome.user_id is None:
             return outcome
+        await refund_stars(outcome.user_id)
+        async with self._sessions() as session, session.begin():
+            return await ledger.take_back_payment(session, charge_id, now=self._clock())
+
+    async def reconcile(self, payments: Iterable[StarPayment]) -> list[Recovered]:
+        """Bring the ledger in line with Telegram's record of Stars payments; the purchases it had missed.
+
+        A payment with no purchase row is credited (keyed by its charge id, as the normal path is: only
+        one of them, on one replica, ever adds it), a refunded one has its credits taken back, once. The
+        order of `payments` does not matter. One short transaction per charge that needs a change.
+        """
+        listed = {payment.charge_id: payment for payment in payments}
+        async with reading(self._sessions) as session:
+            known = await ledger.payments_recorded(session, listed)
+        recovered = []
+        for charge_id, payment in sorted(listed.items()):
+            reasons = known.get(charge_id, set())
+            credits = self.credits_bought(payment.payload)
+            if "purchase" not in reasons and credits > 0:
+                async with self._sessions() as session, session.begin():
+                    added = await ledger.purchase(session, user_id=payment.user_id, pack=Pack(credits, payment.stars),
+                                                  charge_id=charge_id, now=self._clock())
+                if added and not payment.refunded:
+                    recovered.append(Recovered(charge_id, payment.user_id, credits, payment.language))
+            if payment.refunded and "payment_refund" not in reasons:
+                async with self._sessions() as session, session.begin():
+                    await ledger.take_back_payment(session, charge_id, now=self._clock())
+        return recovered
+
+    def credits_bought(self, payload: str) -> int:
+        """What a paid invoice bought: the pack its payload names, even if the operator changed the packs since."""
+        found = pack_of(payload, self.policy.packs)
+        return found.credits if found else credits_in(payload)
 
     async def move_to_pool(self, user_id: int, chat_id: int, amount: int) -> int | None:
         """Move a user's bought credits into a group's pool: its new balance, or None if they have too few."""

@@ -71,6 +71,8 @@ class NotEnoughCredits:
     price: int
     available: int
     free_per_day: int
+    #: the job is on behalf of a chat, which only a group's pool may pay for
+    pool_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ class JobService:
                         free_per_day=self._credits.free_per_day, allowance_written=allowance in self._allowances)
                 if isinstance(spending, Shortfall):
                     outcome: JobRecord | NotEnoughCredits = NotEnoughCredits(
-                        spending.price, spending.available, spending.free_per_day)
+                        spending.price, spending.available, spending.free_per_day, spending.pool_only)
                 else:
                     outcome = await self._store(session, request, now, price if spending else 0, spending,
                                                 touch_chat=touch_chat, touch_user=touch_user)

@@ -198,13 +198,29 @@ class CreditRepository:
         return [_entry(row) for row in rows]
 
     async def pool_spent_since(self, chat_id: int, member_id: int, since: datetime) -> int:
-        """What a member took from a group's pool for jobs since `since`, net of what came back."""
+        """What a member took from a group's pool for jobs reserved since `since`, net of what came back.
+
+        A refund counts on the day of the reservation it returns, whenever it is written: cancelling
+        yesterday's jobs after midnight gives nothing back to today's cap.
+        """
+        ledger = ledger_table
+        mine = (ledger.c.kind == "pool", ledger.c.owner_id == chat_id, ledger.c.member_id == member_id)
+        reserved_since = select(ledger.c.job_id).where(*mine, ledger.c.reason == "reserve", ledger.c.created_at >= since)
         spent = await self._session.scalar(
-            select(func.coalesce(func.sum(ledger_table.c.amount), 0))
-            .where(ledger_table.c.kind == "pool", ledger_table.c.owner_id == chat_id,
-                   ledger_table.c.member_id == member_id, ledger_table.c.job_id.is_not(None),
-                   ledger_table.c.created_at >= since))
+            select(func.coalesce(func.sum(ledger.c.amount), 0)).where(*mine, ledger.c.job_id.in_(reserved_since)))
         return -int(spent or 0)
+
+    async def charge_reasons(self, charge_ids: Iterable[str]) -> dict[str, set[str]]:
+        """For each of these charges with rows, the reasons of its rows."""
+        wanted = sorted(set(charge_ids))
+        found: dict[str, set[str]] = {}
+        for start in range(0, len(wanted), 500):  # bounded IN lists
+            rows = await self._session.execute(
+                select(ledger_table.c.charge_id, ledger_table.c.reason)
+                .where(ledger_table.c.charge_id.in_(wanted[start:start + 500])))
+            for row in rows:
+                found.setdefault(row.charge_id, set()).add(row.reason)
+        return found
 
     async def of_user(self, user_id: int, *, limit: int = 50) -> list[Entry]:
         """A user's rows, newest first: their own accounts' and what they spent from pools (for /history)."""

@@ -87,10 +87,19 @@ def sender_id(message: Message | None) -> int | None:
 
 
 def update_sender_id(update: Update) -> int | None:
-    """Who sent an update: a button's presser (presses are never anonymous) or the message's sender."""
+    """Who sent an update: a button's presser or a payer (never anonymous), or the message's sender."""
     if update.callback_query is not None:
         return update.callback_query.from_user.id
+    if update.pre_checkout_query is not None:
+        return update.pre_checkout_query.from_user.id  # it carries no message: the payer is its sender
     return sender_id(update.effective_message)
+
+
+def is_payment(update: Update) -> bool:
+    """Whether an update moves money (a pre-checkout query, a successful payment): never dropped nor delayed."""
+    if update.pre_checkout_query is not None:
+        return True
+    return update.message is not None and update.message.successful_payment is not None
 
 
 #: where a context (made once per update by PTB) keeps the choices it already looked up

@@ -241,6 +241,9 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
         log.exception("could not store a %s job", operation.name)
         await show(source, tr(language, texts.QUEUE_FAILED), editable)
         return False
+    if isinstance(outcome, NotEnoughCredits) and outcome.pool_only:
+        await show(source, tr(request.language, texts.POOL_ONLY_FOR_CHATS), editable)
+        return False
     if isinstance(outcome, NotEnoughCredits):
         can_buy = bool(d.credits and d.credits.policy.packs)
         await show(source, texts.not_enough_credits(request.language, outcome.price, outcome.available,

@@ -5,6 +5,7 @@ retry or the same update at two replicas is stored once) and returns only when t
 so the webhook's 200 means "durable". Beyond its chat's share (CHAT_SHARE updates not yet handled)
 or its sender's (SENDER_SHARE), an update is stored as dropped, and the first one of a flood as
 "notice", so its chat is told once (whoever claims it sends the notice), as the long-polling intake does.
+A payment is stored without its chat and sender: no share counts it, and it waits behind no other update.
 
 `run` claims updates under a lease, at most one per chat at a time and oldest chats first (see
 bot.store.inbox), and hands each to PTB's `process_update`; a handled update is marked done. A
@@ -28,7 +29,7 @@ from telegram.ext import Application
 from bot.metrics import Metrics
 from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, NOTICE, PENDING, InboxItem, InboxRepository
-from bot.tg.context import update_sender_id
+from bot.tg.context import is_payment, update_sender_id
 from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice, _source_message
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class UpdateInbox:
         update = Update.de_json(payload, self._application.bot)
         chat_id = update.effective_chat.id if update.effective_chat is not None else None
         sender_id = update_sender_id(update)
+        if is_payment(update):
+            # counted in no share and a lane of its own: claimed at once, however busy its chat
+            chat_id = sender_id = None
         now = self._clock()
         async with self._sessions() as session, session.begin():
             inbox = InboxRepository(session)

@@ -14,7 +14,7 @@ from telegram import Message, Update
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
-from bot.tg.context import update_sender_id
+from bot.tg.context import is_payment, update_sender_id
 from bot.tg.notifier import retry_seconds
 from bot.waiting import ON_WAIT
 
@@ -96,7 +96,8 @@ class UpdateIntake:
     Fair under flood: a getUpdates answer shows at most 100 updates above the offset, so whatever the
     intake holds unconfirmed hides what comes after it. One chat may hold CHAT_SHARE updates and one
     sender SENDER_SHARE; an update beyond its share is dropped (confirmed unhandled, as if handled),
-    and the chat gets one `flood_notice` per flood. A handler that must wait for its chat's flood
+    and the chat gets one `flood_notice` per flood. Payments (`is_payment`) are outside every share,
+    lane and slot: they are handled at once, however busy their chat. A handler that must wait for its chat's flood
     limit (about one message a second) detaches (ON_WAIT): its update is confirmed, its slot and
     its chat's turn freed while it waits (the limiter keeps the chat's posts in order), and it
     finishes in the background, still counted in its chat's share. So
@@ -224,6 +225,10 @@ class UpdateIntake:
         chat = update.effective_chat
         chat_id = None if chat is None else chat.id
         sender = update_sender_id(update)
+        payment = is_payment(update)
+        if payment:
+            # money moved or is about to: counted in no share, queued behind nothing (Telegram waits 10 s)
+            chat_id = sender = None
         lane = self._lanes.get(chat_id) if chat_id is not None else None
         if (lane is not None and lane.in_flight >= CHAT_SHARE) or (
                 sender is not None and self._senders.get(sender, 0) >= SENDER_SHARE):
@@ -234,7 +239,8 @@ class UpdateIntake:
             self._lanes.setdefault(chat_id, _Lane()).in_flight += 1
         if sender is not None:
             self._senders[sender] = self._senders.get(sender, 0) + 1
-        self._handling[update.update_id] = asyncio.create_task(self._handle(update, chat_id, sender))
+        self._handling[update.update_id] = asyncio.create_task(self._handle(update, chat_id, sender,
+                                                                            slotted=not payment))
 
     def _drop(self, update: Update, chat_id: int | None) -> None:
         """Confirm an update beyond its chat's or sender's share unhandled; tell the chat once per flood."""
@@ -262,7 +268,7 @@ class UpdateIntake:
         except Exception:  # a notice is a courtesy
             log.warning("could not send a flood notice for update %s", update.update_id, exc_info=True)
 
-    async def _handle(self, update: Update, chat_id: int | None, sender: int | None) -> None:
+    async def _handle(self, update: Update, chat_id: int | None, sender: int | None, *, slotted: bool = True) -> None:
         lane = None if chat_id is None else self._lanes[chat_id]
         holds_turn = False
 
@@ -278,7 +284,8 @@ class UpdateIntake:
                 # tasks take their first step in creation order, so the lane's lock serves its chat in arrival order
                 await lane.turn.acquire()
                 holds_turn = True
-            slot = _Slot(self._slots, detach)
+            # a payment waits for no shared slot: it gets one of its own (and still detaches to wait to post)
+            slot = _Slot(self._slots if slotted else asyncio.Semaphore(1), detach)
             async with slot:
                 ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
                 await self._application.process_update(update)

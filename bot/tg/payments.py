@@ -3,7 +3,8 @@
 Stars invoices are in "XTR" with no provider token and exactly one price. Telegram waits 10 s for the
 pre-checkout answer, so the check is a look-up in memory (the pack is still offered, the payer may use
 the bot). A successful payment adds its credits once, keyed by its telegram_payment_charge_id: Telegram
-may deliver the update again (a crash before the offset was confirmed), and a repeat adds nothing.
+may deliver the update again (a crash before the offset was confirmed), and a repeat adds nothing;
+one that never arrives is credited by reconciliation (bot.tg.reconcile) under the same key.
 """
 
 from __future__ import annotations
@@ -88,10 +89,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     d = deps(context)
     pack = Pack(0, 0)
     if d.credits is not None and message.from_user is not None:
-        # what was paid is what is credited, even if the operator changed the packs since the invoice
-        found = pack_of(payment.invoice_payload, d.credits.policy.packs)
-        credits = found.credits if found else _credits_in(payment.invoice_payload)
-        pack = Pack(credits, payment.total_amount)
+        pack = Pack(d.credits.credits_bought(payment.invoice_payload), payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,
                   payment.invoice_payload)
@@ -108,12 +106,6 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
         await message.reply_text(tr(language, texts.PURCHASED, credits=pack.credits, balance=balance.credits))
     except TelegramError as error:
         log.warning("could not thank for payment %s: %s", payment.telegram_payment_charge_id, error)
-
-
-def _credits_in(payload: str) -> int:
-    """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
-    parts = payload.split(":")
-    return int(parts[1]) if len(parts) == 3 and parts[0] == "credits" and parts[1].isdigit() else 0
 
 
 def register(application: Application) -> None:

@@ -298,6 +298,9 @@ NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spe
 MORE_BY_BUYING = N_("Buy more with /buy.")
 MORE_TOMORROW = N_("Tomorrow you get {free} free credits again.")
 MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
+POOL_ONLY_FOR_CHATS = N_("Messages sent on behalf of a channel or as an anonymous admin get no free credits: only "
+                         "this group's pool pays for them, and it can't cover this one. Send it as yourself, or "
+                         "ask an admin to fill the pool with /pool add.")
 BALANCE_MINE = N_("Your credits: {credits}\nFree today: {free_left} of {free_per_day}")
 BALANCE_POOL = N_("This group's pool: {pool} (you can use {left} of it today)")
 BALANCE_SERVICE_FAILED = N_("Couldn't get the service's balance from the image service; try again later.")

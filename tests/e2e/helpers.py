@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from sqlalchemy import select
 
+from bot.credits import CreditPolicy, CreditService, Pack
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.fakes.telegram import FakeTelegram
@@ -72,3 +73,16 @@ async def settled(read: Callable[[], Awaitable[T]], expected: T, timeout: float 
             return value
         await asyncio.sleep(0.05)
     return await read()
+
+
+async def fill_pool(database_url: str, chat_id: int, credits: int, *, cap: int | None = None,
+                    funder: int = 1001) -> None:
+    """A group admin (`funder`) bought credits and put them in the group's pool; each member capped at `cap` a day."""
+    engine = create_engine(database_url)
+    try:
+        service = CreditService(session_factory(engine), CreditPolicy({}))
+        await service.purchase(funder, Pack(credits, 50), f"stxFunding{chat_id}x{credits}")
+        await service.move_to_pool(funder, chat_id, credits)
+        await service.set_pool_cap(chat_id, cap)
+    finally:
+        await engine.dispose()

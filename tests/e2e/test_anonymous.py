@@ -2,6 +2,7 @@
 
 Telegram gives them all one shared user id in `from`; the bot counts quotas and keeps two-photo
 requests per `sender_chat`, so one of them can neither use up the others' quota nor finish their face swap.
+None of them gets a free allowance: the group's pool pays, each counted as one member under its cap.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from sqlalchemy import select
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.e2e.conftest import RunningBot
-from tests.e2e.helpers import generation_posts, media, settled, texts, wait_media, wait_text
+from tests.e2e.helpers import fill_pool, generation_posts, media, settled, texts, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import channel, group
 from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anonymous_admin_sends, channel_sends
@@ -37,14 +38,18 @@ async def jobs_by_sender(settings) -> dict[int, list[tuple[str, str]]]:
     return found
 
 
-async def started(settings, telegram, **changes: object) -> RunningBot:
+async def started(settings, telegram, *, pool: int = 100, **changes: object) -> RunningBot:
+    """The bot, and the group's pool holding `pool` credits: only a pool pays for a chat identity's jobs."""
     running = RunningBot(settings.model_copy(update=changes), telegram)
     await running.start()
+    if pool:
+        await fill_pool(running.settings.database_url, GROUP.id, pool)
     return running
 
 
-async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(settings, telegram):
+async def test_each_channel_and_the_anonymous_admins_are_one_member_of_the_pool(settings, telegram):
     running = await started(settings, telegram, free_credits_per_day=1)
+    await fill_pool(running.settings.database_url, GROUP.id, 0, cap=1)
     try:
         for send in (lambda **c: channel_sends(telegram, GROUP, NEWS, **c),
                      lambda **c: channel_sends(telegram, GROUP, PHOTOS, **c),
@@ -52,7 +57,7 @@ async def test_each_channel_and_the_anonymous_admins_have_their_own_daily_quota(
             send(photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
         await wait_media(telegram, GROUP.id, 3)
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
-        await wait_text(telegram, GROUP.id, "Not enough credits")  # the second one of the same sender chat is refused
+        await wait_text(telegram, GROUP.id, "only this group's pool pays")  # the second one of the same sender chat
         expected = {NEWS.id: [("upscale", "delivered")], PHOTOS.id: [("upscale", "delivered")],
                     GROUP.id: [("upscale", "delivered")]}
         jobs = await settled(lambda: jobs_by_sender(settings), expected)

@@ -6,7 +6,14 @@ of 1-128 bytes. A user paying makes a "pre_checkout_query" update; the bot must 
 seconds (later, or twice, is "query is too old…"), and only after `ok` does a message with
 `successful_payment` arrive, carrying a new telegram_payment_charge_id. refundStarPayment answers
 CHARGE_NOT_FOUND for a charge it does not know (or of another user) and CHARGE_ALREADY_REFUNDED the
-second time; getStarTransactions lists payments and refunds, oldest first.
+second time; getStarTransactions lists payments and refunds, oldest first as the Bot API documents it
+(`newest_first` turns the order round: the bot must not depend on it). A StarTransaction's id is the
+charge id for a payment (`source`: a TransactionPartnerUser with the invoice_payload) and again the
+payment's charge id for its refund (`receiver`: the same user).
+
+A test may also act as what the bot cannot see: a payment whose successful_payment update never reaches
+the bot (`user_pays(..., receipt_delivered=False)`: the bot was down longer than Telegram keeps updates,
+a proxy lost it), and a refund made outside the bot (`refund_outside`, e.g. by the operator's other tool).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ class _Query:
     invoice: dict[str, Any]
     asked_at: float
     answer: dict[str, Any] | None = None
+    receipt_delivered: bool = True
 
 
 @dataclass
@@ -63,6 +71,8 @@ class Payments:
     charges: dict[str, Charge] = field(default_factory=dict)
     #: the successful_payment messages, by charge id (to deliver one again)
     receipts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: getStarTransactions lists the newest first (the Bot API says oldest first; the bot must not rely on either)
+    newest_first: bool = False
     _charge_numbers: Any = field(default_factory=lambda: itertools.count(1))
 
     # --- Bot API methods --------------------------------------------------------------------------
@@ -142,19 +152,22 @@ class Payments:
             if charge.refunded_at is not None:
                 rows.append({"id": charge.charge_id, "amount": charge.amount, "date": charge.refunded_at,
                              "receiver": partner})  # a refund goes back to the payer, for the same invoice
-        rows.sort(key=lambda row: row["date"])
+        rows.sort(key=lambda row: row["date"], reverse=self.newest_first)
         return {"transactions": rows[offset:offset + limit]}
 
     # --- acting as users ----------------------------------------------------------------------------
 
-    def user_pays(self, chat: Chat, user: User, invoice_message_id: int) -> str:
-        """A user presses Pay on an invoice the bot sent: queues a pre_checkout_query update, returns its id."""
+    def user_pays(self, chat: Chat, user: User, invoice_message_id: int, *, receipt_delivered: bool = True) -> str:
+        """A user presses Pay on an invoice the bot sent: queues a pre_checkout_query update, returns its id.
+
+        With `receipt_delivered` False, the payment, once the bot accepts it, is charged and listed by
+        getStarTransactions, but its successful_payment update never reaches the bot."""
         invoice = self.invoices.get((chat.id, invoice_message_id))
         if invoice is None:
             raise ValueError(f"no invoice {invoice_message_id} in chat {chat.id}")
         self.state.remember(chat, user)
         query_id = str(secrets.randbits(63))
-        self.queries[query_id] = _Query(user, chat, invoice, self.clock())
+        self.queries[query_id] = _Query(user, chat, invoice, self.clock(), receipt_delivered=receipt_delivered)
         self.state.push_update("pre_checkout_query", {
             "id": query_id, "from": user.to_dict(), "currency": invoice["currency"],
             "total_amount": invoice["total_amount"], "invoice_payload": invoice["payload"]})
@@ -163,6 +176,12 @@ class Payments:
     def answer_to(self, query_id: str) -> dict[str, Any] | None:
         """The bot's answer to a pre-checkout query, once it gave one."""
         return self.queries[query_id].answer
+
+    def refund_outside(self, charge_id: str) -> None:
+        """The Stars of a payment go back without the bot's /refund (the operator used another tool)."""
+        charge = self.charges[charge_id]
+        assert charge.refunded_at is None, f"{charge_id} was refunded already"
+        charge.refunded_at = max(int(time.time()), charge.date + 1)  # listed after its payment
 
     def redeliver(self, charge_id: str) -> None:
         """Telegram delivers a successful_payment update again (as after a crash before its offset was confirmed)."""
@@ -178,4 +197,5 @@ class Payments:
         message = self.state.add_message(query.chat, query.user, "successful_payment",
                                          extra={"successful_payment": receipt})
         self.receipts[charge_id] = message.to_dict()
-        self.state.push_update("message", self.receipts[charge_id])
+        if query.receipt_delivered:
+            self.state.push_update("message", self.receipts[charge_id])

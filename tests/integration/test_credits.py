@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.credits import CreditPolicy, CreditService, Pack, audit, ledger
+from bot.credits import CreditPolicy, CreditService, Pack, StarPayment, audit, ledger
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, Quotas
 from bot.jobs.writes import JobWrites
 from bot.operations.catalogue import build_catalogue
@@ -127,3 +127,102 @@ async def test_the_free_allowance_comes_back_each_day_and_only_once_a_day(store_
         allowances = [row for row in await ledger.history(session, 12) if row.reason == "allowance"]
     assert len(allowances) == 2
     assert await CreditService(sessions, policy).audit() == []
+
+
+async def test_a_refund_counts_against_the_day_of_the_reservation_it_returns(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=0)
+    evening = datetime(2026, 11, 24, 23, 0, tzinfo=UTC)
+    clock = [evening]
+    credits = CreditService(sessions, policy, clock=lambda: clock[0])
+    await credits.purchase(1, Pack(10, 50), "c-fund")
+    assert await credits.move_to_pool(1, -100, 10) == 10
+    await credits.set_pool_cap(-100, 2)
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy,
+                      clock=lambda: clock[0])
+    group = {"chat_id": -100, "chat_type": "supergroup"}
+    outcomes = [await jobs.enqueue(request(2, n, **group)) for n in range(3)]
+    assert [isinstance(o, NotEnoughCredits) for o in outcomes] == [False, False, True]  # the cap: 2 a day
+    clock[0] = evening + timedelta(hours=2)  # after midnight, yesterday's two jobs are cancelled
+    assert len(await jobs.cancel(-100, user_id=2)) == 2
+    outcomes = [await jobs.enqueue(request(2, n, **group)) for n in range(3, 7)]
+    # today's cap is today's: the refunds of yesterday's reservations lift it by nothing
+    assert [isinstance(o, NotEnoughCredits) for o in outcomes] == [False, False, True, True]
+    shown = await credits.balance(2, chat_id=-100, chat_type="supergroup")
+    assert (shown.pool, shown.pool_left) == (8, 0)
+    assert await credits.audit() == []
+
+
+async def test_a_job_on_behalf_of_a_chat_is_paid_from_the_group_pool_only(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=3)
+    credits = CreditService(sessions, policy)
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy)
+    channel, group = -100801, {"chat_id": -100, "chat_type": "supergroup"}
+    # no pool: a channel posting in the group gets no free allowance, nor does it in a chat with no pool
+    refused = await jobs.enqueue(request(channel, 1, **group))
+    assert isinstance(refused, NotEnoughCredits) and refused.pool_only and refused.free_per_day == 0
+    assert (await jobs.enqueue(request(channel, 2, chat_id=channel, chat_type="channel"))).pool_only
+    assert (await credits.balance(channel, chat_id=-100, chat_type="supergroup")).free_left == 0
+    await credits.purchase(1, Pack(5, 50), "c-fund")
+    await credits.move_to_pool(1, -100, 5)
+    await credits.set_pool_cap(-100, 1)
+    assert not isinstance(await jobs.enqueue(request(channel, 3, **group)), NotEnoughCredits)
+    # the cap counts the channel as one member; a person keeps their own allowance beside it
+    assert (await jobs.enqueue(request(channel, 4, **group))).pool_only
+    assert not isinstance(await jobs.enqueue(request(2, 5, **group)), NotEnoughCredits)
+    assert not isinstance(await jobs.enqueue(request(2, 6, **group)), NotEnoughCredits)
+    async with sessions() as session:
+        assert not [row for row in await ledger.history(session, channel) if row.kind == "free"]
+    shown = await credits.balance(2, chat_id=-100, chat_type="supergroup")
+    assert (shown.pool, shown.free_left) == (3, 2)  # one credit from the pool each (the cap), then Bob's allowance
+    assert await credits.audit() == []
+
+
+def star(charge_id: str, user_id: int, *, refunded: bool = False, payload: str = "credits:10:50") -> StarPayment:
+    return StarPayment(charge_id, user_id, 50, payload, refunded=refunded)
+
+
+async def test_reconciliation_credits_a_missed_payment_once_whatever_the_order_and_however_many_replicas(
+        migrated_url: str):
+    policy = CreditPolicy(CATALOGUE, free_per_day=0, packs=(Pack(10, 50),))
+    engines = [create_engine(migrated_url) for _ in range(3)]
+    try:
+        services = [CreditService(session_factory(engine), policy) for engine in engines]
+        credits = services[0]
+        assert await credits.purchase(21, Pack(10, 50), "seen")  # its successful_payment arrived
+        assert await credits.purchase(23, Pack(10, 50), "refunded-outside")
+        listed = [star("seen", 21), star("missed", 22), star("refunded-outside", 23, refunded=True),
+                  star("missed-and-refunded", 24, refunded=True), star("old-pack", 25, payload="credits:7:40")]
+        # three replicas at once, each reading Telegram's list in its own order
+        rounds = await asyncio.gather(*(service.reconcile(order) for service, order in
+                                        zip(services, (listed, listed[::-1], listed[2:] + listed[:2]), strict=True)))
+        recovered = sorted((r.charge_id, r.user_id, r.credits) for found in rounds for r in found)
+        assert recovered == [("missed", 22, 10), ("old-pack", 25, 7)]  # each told once, by one replica
+        assert await credits.reconcile(listed) == []  # the next hour: nothing more
+        balances = [(await credits.balance(user, chat_id=user, chat_type="private")).credits for user in range(21, 26)]
+        assert balances == [10, 10, 0, 0, 7]
+        # the normal path arriving late adds nothing either
+        assert not await credits.purchase(22, Pack(10, 50), "missed")
+        assert await credits.audit() == []
+    finally:
+        for engine in engines:
+            await engine.dispose()
+
+
+async def test_a_refund_calls_telegram_outside_the_ledgers_transactions(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    credits = CreditService(sessions, CreditPolicy(CATALOGUE, free_per_day=0))
+    await credits.purchase(31, Pack(10, 50), "to-refund")
+    written_meanwhile = []
+
+    async def refund_stars(user_id: int) -> None:
+        # while Telegram is asked, the ledger takes writes (even to the payer's own account) without waiting
+        async with asyncio.timeout(5):
+            written_meanwhile.append(await credits.purchase(user_id, Pack(1, 5), "during-the-round-trip"))
+
+    outcome = await credits.refund_payment("to-refund", refund_stars)
+    assert written_meanwhile == [True]
+    assert (outcome.status, outcome.user_id, outcome.credits, outcome.balance) == ("ok", 31, 10, 1)
+    assert (await credits.refund_payment("to-refund", refund_stars)).status == "refunded"
+    assert await credits.audit() == []

@@ -9,6 +9,7 @@ import telegram
 from telegram import LabeledPrice
 from telegram.error import BadRequest
 
+from bot.tg import reconcile
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 from tests.fakes.telegram_payments import PRE_CHECKOUT_DEADLINE_S
 
@@ -82,3 +83,27 @@ async def test_a_late_pre_checkout_answer_fails_and_nothing_is_paid(fake: FakeTe
     assert fake.payments.charges == {}
     with pytest.raises(BadRequest, match="(?i)error_message is empty"):
         await bot.answer_pre_checkout_query(fake.payments.user_pays(CHAT, ALICE, sent.message_id), ok=False)
+
+
+async def test_a_lost_receipt_is_charged_and_listed_and_the_bot_reads_every_page_in_any_order(
+        fake: FakeTelegram, bot: telegram.Bot, monkeypatch: pytest.MonkeyPatch):
+    for n in range(3):
+        sent = await invoice(bot)
+        query_id = fake.payments.user_pays(CHAT, ALICE, sent.message_id, receipt_delivered=n != 1)
+        assert await bot.answer_pre_checkout_query(query_id, ok=True)
+    receipts = [update.message.successful_payment.telegram_payment_charge_id
+                for update in await bot.get_updates(timeout=0)
+                if update.message is not None and update.message.successful_payment is not None]
+    assert len(receipts) == 2 and len(fake.payments.charges) == 3  # the second was charged, its update never sent
+    fake.payments.refund_outside(receipts[0])
+    fake.payments.newest_first = True
+    [refund, newest] = (await bot.get_star_transactions(offset=0, limit=2)).transactions
+    assert refund.id == receipts[0] and refund.receiver.user.id == ALICE.id and refund.source is None
+    assert newest.source.invoice_payload == "credits:10:50"
+
+    monkeypatch.setattr(reconcile, "PAGE", 2)  # four transactions: two pages, the refund before its payment
+    payments = await reconcile.star_payments(bot)
+    assert sorted(payment.charge_id for payment in payments) == sorted(fake.payments.charges)
+    assert [payment.charge_id for payment in payments if payment.refunded] == [receipts[0]]
+    assert {(payment.user_id, payment.stars, payment.payload) for payment in payments} == {
+        (ALICE.id, 50, "credits:10:50")}

@@ -11,7 +11,7 @@ from telegram.ext import Application, ApplicationHandlerStop, ContextTypes
 
 from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import DEPS_KEY, Deps, deps, language_for, update_sender_id
+from bot.tg.context import DEPS_KEY, Deps, deps, is_payment, language_for, update_sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
@@ -37,6 +37,8 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     error), the update stops here; an exception would otherwise go to the error handler and let the
     update run on to the normal handlers.
     """
+    if is_payment(update) and update.pre_checkout_query is None:
+        return  # a successful payment: the Stars are taken, so it is credited whoever paid
     if _allowed(deps(context), update):
         return
     chat = update.effective_chat
@@ -44,7 +46,10 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     user = update.effective_user
     language = user.language_code if user else None
     try:
-        if update.callback_query:
+        if update.pre_checkout_query:
+            # unanswered, the payment would hang until Telegram gives up after 10 s
+            await update.pre_checkout_query.answer(ok=False, error_message=tr(language, texts.PAYMENT_NOT_ALLOWED))
+        elif update.callback_query:
             await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
         elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
             await reply(update.effective_message, tr(language, texts.NOT_ALLOWED))
