@@ -4,11 +4,17 @@ Like JobRepository, it takes a session and never commits. The claim takes, for e
 nothing in flight, that chat's oldest pending update, oldest chats first: so a chat's updates are
 handled in order (a face swap's two photos), on whichever replica claims them, and a chat with a
 backlog holds one handler, not all of them.
+
+It is also the record of which updates made a job, in both intake modes: a job is stored with its
+update marked handled (`mark_handled`, in the job's own transaction, for the update named by
+HANDLING_UPDATE), so an update Telegram sends again after a crash is known by its id, exactly: a
+new button press under an old result is a new update and is handled.
 """
 
 from __future__ import annotations
 
 import functools
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,6 +31,10 @@ DROPPED = "dropped"
 #: dropped, and the first of its chat's flood: its chat is told once (by whoever claims it)
 NOTICE = "notice"
 _CLAIMABLE = (PENDING, NOTICE)
+
+#: the update the running handler was started for (set by the intake in the handler's own task): a job
+#: stored while it is set marks that update handled in the same transaction
+HANDLING_UPDATE: ContextVar[int | None] = ContextVar("HANDLING_UPDATE", default=None)
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,23 @@ class InboxRepository:
         statement = insert(inbox_table).values(values).on_conflict_do_nothing(index_elements=["update_id"])
         result = await self._session.execute(statement.returning(inbox_table.c.update_id))
         return result.first() is not None
+
+    async def mark_handled(self, update_id: int, *, now: datetime) -> None:
+        """Record that the update made a job: a webhook update stored already keeps its state and lease
+        (it is still being handled); a polled one is stored as done."""
+        values = {"update_id": update_id, "payload": {}, "chat_id": None, "sender_id": None, "state": DONE,
+                  "attempts": 1, "lease_owner": None, "lease_until": None, "received_at": now, "handled_at": now}
+        insert = postgresql.insert if self._session.dialect.name == "postgresql" else sqlite.insert
+        statement = insert(inbox_table).values(values)
+        await self._session.execute(statement.on_conflict_do_update(
+            index_elements=["update_id"], set_={"handled_at": statement.excluded.handled_at}))
+
+    async def handled(self, update_id: int) -> bool:
+        """Whether the update made a job (or, in webhook mode, was handled to the end)."""
+        found = await self._session.scalar(
+            select(inbox_table.c.update_id).where(inbox_table.c.update_id == update_id,
+                                                  inbox_table.c.handled_at.is_not(None)))
+        return found is not None
 
     async def held(self, *, chat_id: int | None, sender_id: int | None) -> tuple[int, int]:
         """Updates not yet handled of this chat and of this sender."""

@@ -26,7 +26,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield telegram
 
 
-async def never_queued(chat_id: int, message_id: int) -> bool:
+async def never_handled(update_id: int) -> bool:
     return False
 
 
@@ -34,14 +34,14 @@ class Bench:
     """An Application whose one handler is `handler`, fed by an UpdateIntake running in a task."""
 
     def __init__(self, fake: FakeTelegram, handler: Handler, *, concurrency: int = 16, grace: float = 5.0,
-                 already_queued: Callable[[int, int], Awaitable[bool]] = never_queued) -> None:
+                 already_handled: Callable[[int], Awaitable[bool]] = never_handled) -> None:
         async def on_update(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await handler(update)
 
         self.application = (Application.builder().token(fake.token).base_url(f"{fake.url}/bot")
                             .base_file_url(f"{fake.url}/file/bot").updater(None).build())
         self.application.add_handler(TypeHandler(Update, on_update))
-        self.intake = UpdateIntake(self.application, already_queued, allowed_updates=ALLOWED, grace=grace,
+        self.intake = UpdateIntake(self.application, already_handled, allowed_updates=ALLOWED, grace=grace,
                                    concurrency=concurrency, poll_timeout=1)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -148,9 +148,11 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     chat = private_chat(USERS[0])
     other = private_chat(USERS[1])
     first_run: list[str] = []
+    ids: dict[str, int] = {}
     stuck = asyncio.Event()
 
     async def handler(update: Update) -> None:
+        ids[text_of(update)] = update.update_id
         if text_of(update) == "stuck":
             stuck.set()
             await asyncio.Event().wait()  # never finishes: cancelled at the end of the grace
@@ -160,7 +162,7 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     fake.user_sends(chat, USERS[0], text="two")
     fake.user_sends(other, USERS[1], text="stuck")
     fake.user_sends(chat, USERS[0], text="three")
-    queued_message = fake.user_sends(chat, USERS[0], text="four")["message_id"]
+    fake.user_sends(chat, USERS[0], text="four")
     async with Bench(fake, handler, grace=0.3) as bench:
         await fake.wait_for(lambda: len(first_run) == 4 and stuck.is_set(), timeout=5)
         await bench.stop()
@@ -168,21 +170,22 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     assert fake.pending_updates == 3
 
     second_run: list[str] = []
-    checked: list[tuple[int, int]] = []
+    checked: list[int] = []
+    queued_update = ids["four"]
 
     async def handler_again(update: Update) -> None:
         second_run.append(text_of(update))
 
-    async def already_queued(chat_id: int, message_id: int) -> bool:
-        checked.append((chat_id, message_id))
-        return (chat_id, message_id) == (chat.id, queued_message)  # "four" queued a job before the crash
+    async def already_handled(update_id: int) -> bool:
+        checked.append(update_id)
+        return update_id == queued_update  # "four" queued a job before the crash
 
-    async with Bench(fake, handler_again, already_queued=already_queued):
+    async with Bench(fake, handler_again, already_handled=already_handled):
         await fake.wait_for(lambda: len(second_run) == 2, timeout=5)
         with contextlib.suppress(AssertionError):
             await fake.wait_for(lambda: len(second_run) > 2, timeout=0.3)
     assert second_run == ["stuck", "three"]
-    assert (chat.id, queued_message) in checked
+    assert queued_update in checked
     assert fake.pending_updates == 0  # the graceful stop confirmed everything handled or skipped
 
 
