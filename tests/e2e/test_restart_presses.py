@@ -26,11 +26,15 @@ def jobs_for(database: Path, chat_id: int, message_id: int, state: str | None = 
                                   " AND state = coalesce(?, state)", (chat_id, message_id, state)).fetchone()[0]
 
 
-def upscale_button(message) -> str:
+UPSCALE = ":n:upscale:2"
+
+
+def button(message, suffix: str) -> str:
+    """The callback data of the follow-up button under `message` whose data ends with `suffix`."""
     rows = (message.reply_markup or {}).get("inline_keyboard", [])
     return next(button["callback_data"] for row in rows for button in row
                 if button.get("callback_data", "").startswith(f"{followups.PREFIX}:")
-                and button["callback_data"].endswith(":n:upscale:2"))
+                and button["callback_data"].endswith(suffix))
 
 
 def answers(telegram: FakeTelegram, query: str) -> int:
@@ -57,8 +61,12 @@ async def test_presses_under_old_results_work_after_sigkill_and_sigterm_and_a_re
     colorize = telegram.user_sends(alice, ALICE, photo=samples.jpeg(64, 48), caption="/colorize")
     await bot_process.start()
     [result] = await wait_media(telegram, alice.id, timeout=30)
-    # recorded too (a result sent but not yet recorded when the process dies is sent again: not this test's case)
-    await telegram.wait_for(lambda: jobs_for(database, alice.id, colorize["message_id"], "delivered") == 1)
+    # "again" under the result: a job made from the result message (what a restart mistook for a redelivery)
+    telegram.user_presses(alice, ALICE, result.message_id, button(result, f":{followups.AGAIN}"))
+    await wait_media(telegram, alice.id, 2, timeout=30)
+    # both recorded too (a result sent but not yet recorded when the process dies is sent again: not this test's case)
+    await telegram.wait_for(lambda: jobs_for(database, alice.id, colorize["message_id"], "delivered") == 1
+                            and jobs_for(database, alice.id, result.message_id, "delivered") == 1)
 
     # Bob's request is stored, then its acknowledgement hangs: the process dies with the update unconfirmed
     telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=60,
@@ -68,11 +76,11 @@ async def test_presses_under_old_results_work_after_sigkill_and_sigterm_and_a_re
     await bot_process.kill()
     telegram.faults = None
     # pressed while the bot is down: the press comes in the first answer after the start, beside Bob's message
-    first_press = telegram.user_presses(alice, ALICE, result.message_id, upscale_button(result))
+    first_press = telegram.user_presses(alice, ALICE, result.message_id, button(result, UPSCALE))
 
     await bot_process.start()
-    upscaled = (await wait_media(telegram, alice.id, 2, timeout=30))[1]
-    assert upscaled.reply_to_message_id == result.message_id
+    upscaled = (await wait_media(telegram, alice.id, 3, timeout=30))[2]
+    assert upscaled.reply_to_message_id == result.message_id and upscaled.caption.startswith("✅ Upscale")
     await wait_media(telegram, bob.id, timeout=30)  # Bob's job, stored before the kill, is delivered
     await telegram.wait_for(lambda: answers(telegram, first_press) == 1, timeout=10)
     assert await bot_process.terminate() == 0
@@ -80,13 +88,13 @@ async def test_presses_under_old_results_work_after_sigkill_and_sigterm_and_a_re
     assert jobs_for(database, bob.id, request["message_id"]) == 1
     assert len(media(telegram, bob.id)) == 1
 
-    # after a clean stop (SIGTERM), a press under the newest result, pressed while the bot was down
-    second_press = telegram.user_presses(alice, ALICE, upscaled.message_id, upscale_button(upscaled))
+    # after a clean stop (SIGTERM), another press under the same result, pressed while the bot was down
+    second_press = telegram.user_presses(alice, ALICE, result.message_id, button(result, UPSCALE))
     bot = InProcessBot(settings_of(values), telegram)
     await bot.start()
     try:
-        again = (await wait_media(telegram, alice.id, 3, timeout=30))[2]
-        assert again.reply_to_message_id == upscaled.message_id
+        again = (await wait_media(telegram, alice.id, 4, timeout=30))[3]
+        assert again.reply_to_message_id == result.message_id
         await telegram.wait_for(lambda: answers(telegram, second_press) == 1, timeout=10)
     finally:
         await bot.stop()
