@@ -157,12 +157,19 @@ async def test_a_forged_callback_changes_nothing_but_timing(running, telegram, v
 
 
 async def test_a_callback_from_outside_the_allowlist_is_refused(tmp_path, telegram, sandbox):
+    # TRUSTED_PROXIES names a proxy network this test's client is not in (it connects from loopback)
     values = bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), http_port=free_port(),
-                          aiart_webhook_path=CALLBACK_PATH, aiart_webhook_ips="54.212.95.175,44.236.127.35")
+                          aiart_webhook_path=CALLBACK_PATH, aiart_webhook_ips="54.212.95.175,44.236.127.35",
+                          trusted_proxies="10.0.0.0/8, 192.168.7.2")
     bot = InProcessBot(settings_of(values), telegram)
     await bot.start()
     try:
         assert await post_json(http_url(values) + CALLBACK_PATH, {"taskId": "x", "status": 1}) == 403
+        # a direct client naming an allowed address in X-Forwarded-For is judged by its own address
+        async with aiohttp.ClientSession() as session, session.post(
+                http_url(values) + CALLBACK_PATH, json={"taskId": "x", "status": 1},
+                headers={"X-Forwarded-For": "54.212.95.175"}) as response:
+            assert response.status == 403
     finally:
         await bot.stop()
 
