@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from telegram import Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes, TypeHandler
 
+from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.intake import CHAT_SHARE, UpdateIntake
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
@@ -202,3 +203,38 @@ async def test_updates_arriving_during_a_run_are_handled_and_confirmed_on_stop(f
             await fake.wait_for(lambda: len(handled) == index + 1, timeout=5)
     assert handled == ["late 0", "late 1", "late 2"]
     assert fake.pending_updates == 0
+
+
+def answers_of(fake: FakeTelegram) -> Counter[str]:
+    return Counter(str(call.params.get("callback_query_id")) for call in fake.calls
+                   if call.method == "answerCallbackQuery")
+
+
+async def test_presses_skipped_as_redelivered_or_dropped_in_a_flood_are_answered_once(fake):
+    chat = private_chat(USERS[3])
+    fake.user_sends(chat, USERS[3], text="hello")  # Telegram knows the chat only once its user wrote
+    async with Bench(fake, lambda update: asyncio.sleep(0)) as bench:
+        await fake.wait_for(lambda: fake.pending_updates == 0 and get_updates_calls(fake) >= 2)
+        keyboard = await bench.application.bot.send_message(
+            chat.id, "buttons", reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("go", callback_data="go")]]))
+    # pressed while no intake runs: the first answer of the next one brings them all
+    presses = [fake.user_presses(chat, USERS[3], keyboard.message_id, "go") for _ in range(CHAT_SHARE + 5)]
+    handled: list[int] = []
+    release = asyncio.Event()
+
+    async def handler(update: Update) -> None:
+        handled.append(update.update_id)
+        await release.wait()  # the chat's share fills up: the presses beyond it are dropped
+
+    async def already_handled(update_id: int) -> bool:
+        return update_id == first_update  # a crashed run made a job from the first press
+
+    first_update = fake._state.updates[0]["update_id"]
+    async with Bench(fake, handler, already_handled=already_handled) as bench:
+        bench.application.bot_data[ANSWERS_KEY] = AnsweredQueries()
+        await fake.wait_for(lambda: len(handled) == 1 and sum(answers_of(fake).values()) == 5)
+        release.set()
+        await fake.wait_for(lambda: len(handled) == CHAT_SHARE)
+    assert bench.intake.dropped == 4 and first_update not in handled  # 1 skipped, 10 handled, 4 dropped
+    # the skipped one and the dropped ones by the intake at once, the handled ones after their handler (none answered)
+    assert [answers_of(fake)[query] for query in presses] == [1] * len(presses)
