@@ -95,8 +95,10 @@ class UpdateIntake:
     in between loses those messages. Here the offset stays at the oldest update still being handled,
     so after a crash Telegram sends it again; an update sent again that had already queued a job is
     skipped: a job is stored with its update's id marked handled in the same transaction
-    (bot.store.inbox), and the updates of the first answer after a start are looked up by id. Each chat's updates are handled in order in the chat's own lane, and the lanes share
-    `concurrency` handler slots, so a chat that floods the bot holds one slot, not all of them.
+    (bot.store.inbox), and the updates of the first answer after a start are looked up by id. Each
+    chat's updates are handled in order in the chat's own lane, and the lanes share `concurrency`
+    handler slots, so a chat that floods the bot holds one slot, not all of them. A button press is
+    answered once, whatever becomes of its update (bot.tg.answers).
 
     Fair under flood: a getUpdates answer shows at most 100 updates above the offset, so whatever the
     intake holds unconfirmed hides what comes after it. One chat may hold CHAT_SHARE updates and one
@@ -134,7 +136,8 @@ class UpdateIntake:
         self._senders: dict[int, int] = {}  # sender -> updates held, only senders with some
         self._floods: dict[int, float] = {}  # chat -> when an update of it was last dropped
         self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
-        self._notices: set[asyncio.Task[None]] = set()  # flood notices and answers to skipped presses
+        self._notices: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()  # answers to presses skipped or dropped
         self._clock = time.monotonic
         #: updates dropped because their chat or sender had used its share
         self.dropped = 0
@@ -263,17 +266,18 @@ class UpdateIntake:
         log.warning("chat %s is flooding the bot: dropping its updates beyond %d at once", chat_id, CHAT_SHARE)
         if self._flood_notice is not None:
             # in a task of its own: the notice waits for the chat's flood limit like any message
-            self._background(self._notify(update))
+            self._background(self._notices, self._notify(update))
 
     def _settle_later(self, update: Update) -> None:
         """Answer a skipped update's button press (if it is one), without holding the loop up."""
         if update.callback_query is not None:
-            self._background(settle(self._application, update))
+            self._background(self._answering, settle(self._application, update))
 
-    def _background(self, work: Coroutine[object, object, None]) -> None:
+    @staticmethod
+    def _background(tasks: set[asyncio.Task[None]], work: Coroutine[object, object, None]) -> None:
         task = asyncio.create_task(work)
-        self._notices.add(task)
-        task.add_done_callback(self._notices.discard)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     async def _notify(self, update: Update) -> None:
         try:
@@ -354,8 +358,10 @@ class UpdateIntake:
 
     async def _finish(self) -> None:
         """Give handlers the grace period, then confirm what was handled and cancel the rest."""
-        if self._handling or self._detached:
-            await asyncio.wait([*self._handling.values(), *self._detached.values()], timeout=self._grace)
+        if self._handling or self._detached or self._answering:
+            # an answer is one quick call: the presses skipped or dropped are confirmed below, so answer them now
+            await asyncio.wait([*self._handling.values(), *self._detached.values(), *self._answering],
+                               timeout=self._grace)
         offset = self.offset  # computed before cancelling: cancelled updates stay unconfirmed
         unfinished = list(self._handling.values())
         detached = list(self._detached.values())
@@ -367,7 +373,7 @@ class UpdateIntake:
                         len(unfinished))
         if detached:
             log.warning("%d answer(s) still waiting for their chat's flood limit were not sent", len(detached))
-        notices = list(self._notices)
+        notices = [*self._notices, *self._answering]
         for task in notices:
             task.cancel()
         await asyncio.gather(*notices, return_exceptions=True)

@@ -131,8 +131,9 @@ class AiohttpRequest(BaseRequest):
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 if self.metrics is not None:
                     self._count(url, response.status)
-                if self.answered is not None and request_data is not None and url.endswith(_ANSWER_PATH):
-                    # Telegram has seen the answer: taken, or refused as too old; never send another
+                if (self.answered is not None and request_data is not None and url.endswith(_ANSWER_PATH)
+                        and response.status in (200, 400)):
+                    # taken, or refused as too old or answered: never send another (a 429 or 5xx may be retried)
                     self.answered.add(str(request_data.json_parameters.get("callback_query_id")))
                 return response.status, await response.read()
         # "from None": aiohttp's own error, whose text may hold the URL, must not ride along as the
