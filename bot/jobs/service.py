@@ -10,7 +10,8 @@ overshooting by at most one job per replica.
 
 A job made while an update is being handled (bot.store.inbox.HANDLING_UPDATE) marks that update
 handled in the transaction that stores the job: both are committed, or neither is, so an update
-Telegram sends again after a crash makes no second job (`made_from_update`).
+Telegram sends again after a crash makes no second job (`made_from_update`); and when two handlings
+of one update run at once, the second one's job is refused (bot.store.inbox.UpdateHandledElsewhere).
 """
 
 from __future__ import annotations
@@ -261,6 +262,6 @@ class JobService:
 
 async def _mark_handled(session: AsyncConnection, now: datetime) -> None:
     """Mark the update being handled (if any) as having made a job, in the job's own transaction."""
-    update_id = HANDLING_UPDATE.get()
-    if update_id is not None:
-        await InboxRepository(session).mark_handled(update_id, now=now)
+    handling = HANDLING_UPDATE.get()
+    if handling is not None:
+        await InboxRepository(session).mark_handled(handling, now=now)

@@ -30,7 +30,7 @@ from telegram.ext import Application
 
 from bot.metrics import Metrics
 from bot.store.db import Sessions
-from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, InboxItem, InboxRepository
+from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
 from bot.tg.context import update_sender_id
 from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice
@@ -149,7 +149,7 @@ class UpdateInbox:
 
     async def _handle(self, item: InboxItem) -> None:
         final = DONE
-        HANDLING_UPDATE.set(item.update_id)  # this task's own context: a job its handler stores marks it handled
+        HANDLING_UPDATE.set(Handling(item.update_id))  # this task's own context: a job its handler stores marks it
         update: Update | None = None
         try:
             update = Update.de_json(item.payload, self._application.bot)

@@ -14,7 +14,7 @@ from telegram import Update
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
-from bot.store.inbox import HANDLING_UPDATE
+from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
 from bot.tg.context import update_sender_id
 from bot.tg.notifier import retry_seconds
@@ -304,7 +304,7 @@ class UpdateIntake:
             slot = _Slot(self._slots, detach)
             async with slot:
                 ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
-                HANDLING_UPDATE.set(update.update_id)  # a job stored by its handler marks it handled
+                HANDLING_UPDATE.set(Handling(update.update_id))  # a job stored by its handler marks it handled
                 try:
                     await self._application.process_update(update)
                 except Exception:  # PTB's error handler saw handler errors already; this is a last resort

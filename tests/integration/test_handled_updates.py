@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.jobs.service import JobRequest, JobService, QuotaExceeded, Quotas
-from bot.store import JobRecord, session_factory
-from bot.store.inbox import DONE, HANDLING_UPDATE, PENDING, InboxRepository
+from bot.store import JobRecord, JobRepository, session_factory
+from bot.store.inbox import DONE, HANDLING_UPDATE, PENDING, Handling, InboxRepository, UpdateHandledElsewhere
 from bot.store.models import inbox_table
 
 
@@ -19,9 +20,9 @@ def request(user_id: int, message_id: int) -> JobRequest:
                       inputs=["file"])
 
 
-async def while_handling(update_id: int | None, work):
-    """Run `work` as the handler of `update_id` would (the intake sets HANDLING_UPDATE in the handler's task)."""
-    token = HANDLING_UPDATE.set(update_id)
+async def while_handling(update: int | Handling | None, work):
+    """Run `work` as a handler of `update` would (the intake sets HANDLING_UPDATE in the handler's task)."""
+    token = HANDLING_UPDATE.set(Handling(update) if isinstance(update, int) else update)
     try:
         return await work
     finally:
@@ -47,8 +48,9 @@ async def test_a_webhook_update_keeps_its_state_and_lease_when_its_job_marks_it(
         await inbox.add(201, {"update_id": 201}, chat_id=7, sender_id=7, state=PENDING, now=now)
         [claimed] = await inbox.claim(owner="replica-a", now=now, lease_for=timedelta(minutes=1), limit=1)
     jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0))
-    await while_handling(201, jobs.enqueue(request(7, 1)))
-    await while_handling(201, jobs.enqueue(request(7, 2)))  # one update may make more than one job
+    handling = Handling(201)
+    await while_handling(handling, jobs.enqueue(request(7, 1)))
+    await while_handling(handling, jobs.enqueue(request(7, 2)))  # one handling may make more than one job
     async with sessions() as session:
         row = (await session.execute(select(inbox_table).where(inbox_table.c.update_id == 201))).one()
     assert (row.state, row.lease_owner, row.attempts) == (PENDING, "replica-a", claimed.attempts)
@@ -69,3 +71,32 @@ async def test_marks_are_forgotten_a_day_on(store_engine: AsyncEngine):
     assert [await jobs.made_from_update(update_id) for update_id in (301, 302)] == [False, True]
     async with session_factory(store_engine)() as session:
         assert (await session.scalar(select(inbox_table.c.state).where(inbox_table.c.update_id == 302))) == DONE
+
+
+async def test_a_second_handling_of_one_update_makes_no_job(store_engine: AsyncEngine):
+    """Two replicas handling one update at once (one lost the poller lock or its lease mid-handler): one job."""
+    jobs = JobService(session_factory(store_engine), deadline=timedelta(hours=1), quotas=Quotas(0, 0))
+    first, second = Handling(401), Handling(401)
+    made = await while_handling(first, jobs.enqueue(request(7, 1)))
+    try:
+        await while_handling(second, jobs.enqueue(request(7, 1)))
+    except UpdateHandledElsewhere:
+        pass
+    else:
+        raise AssertionError("a second handling of the update made a job")
+    async with session_factory(store_engine)() as session:
+        assert [job.id for job in await JobRepository(session).active_for_chat(7, user_id=None)] == [made.id]
+    assert isinstance(await while_handling(first, jobs.enqueue(request(7, 2))), JobRecord)  # the first goes on
+
+
+async def test_handlings_racing_in_open_transactions_store_one_job(store_engine: AsyncEngine):
+    """Both transactions open at once: the second mark waits for the first to commit, then is refused."""
+    jobs = JobService(session_factory(store_engine), deadline=timedelta(hours=1), quotas=Quotas(0, 0))
+    outcomes = await asyncio.gather(*(while_handling(Handling(501), jobs.enqueue(request(7, 1))) for _ in range(2)),
+                                    *(while_handling(Handling(501), JobService(
+                                        session_factory(store_engine), deadline=timedelta(hours=1),
+                                        quotas=Quotas(0, 0)).enqueue(request(7, 1))) for _ in range(2)),
+                                    return_exceptions=True)
+    assert sum(isinstance(outcome, JobRecord) for outcome in outcomes) == 1, outcomes
+    assert all(isinstance(outcome, UpdateHandledElsewhere) for outcome in outcomes
+               if not isinstance(outcome, JobRecord)), outcomes
