@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -11,6 +12,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 IdList = Annotated[frozenset[int], NoDecode]
 HostList = Annotated[frozenset[str], NoDecode]
+#: where a proxy on the bot's own host connects from
+LOOPBACK = frozenset({"127.0.0.0/8", "::1/128"})
 
 
 class Settings(BaseSettings):
@@ -89,7 +92,9 @@ class Settings(BaseSettings):
     aiart_webhook_path: str | None = Field(default=None, pattern=r"^/\S+$")
     #: when set, callbacks only from these addresses or networks (the provider names 54.212.95.175, 44.236.127.35)
     aiart_webhook_ips: HostList = frozenset()
-    #: read the callback's sender from X-Forwarded-For (only behind a proxy that sets it)
+    #: the proxies in front of the bot (addresses or networks): X-Forwarded-For is believed only from them
+    trusted_proxies: HostList = frozenset()
+    #: older form: X-Forwarded-For is believed from a proxy on this host (loopback); TRUSTED_PROXIES replaces it
     aiart_webhook_trust_forwarded: bool = False
 
     @field_validator("bot_admins", "bot_allowed_users", "bot_allowed_chats", mode="before")
@@ -106,6 +111,16 @@ class Settings(BaseSettings):
         """Accept "a.example, b.example" as well as a list."""
         if isinstance(value, str):
             return frozenset(part.strip().lower() for part in value.replace(";", ",").split(",") if part.strip())
+        return value
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_networks(cls, value: object) -> object:
+        """Accept "10.0.0.5, 172.16.0.0/12" as well as a list; each entry must be an address or a network."""
+        if isinstance(value, str):
+            value = [part.strip() for part in value.replace(";", ",").split(",") if part.strip()]
+        if isinstance(value, list | tuple | set | frozenset):
+            return frozenset(str(ipaddress.ip_network(str(part).strip(), strict=False)) for part in value)
         return value
 
     @field_validator("image_handoff")
@@ -129,6 +144,14 @@ class Settings(BaseSettings):
     def uses_sandbox(self) -> bool:
         """True when no API key is set: the embedded sandbox serves the API."""
         return self.aiart_api_key is None or not self.aiart_api_key.get_secret_value()
+
+    @property
+    def forwarding_proxies(self) -> frozenset[str]:
+        """Whose X-Forwarded-For the callback allowlist believes: TRUSTED_PROXIES, else with the older
+        AIART_WEBHOOK_TRUST_FORWARDED a proxy on this host, else nobody's."""
+        if self.trusted_proxies:
+            return self.trusted_proxies
+        return LOOPBACK if self.aiart_webhook_trust_forwarded else frozenset()
 
     @property
     def webhook_mode(self) -> bool:

@@ -15,14 +15,13 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.ext import Application
 
 from bot.aiart import AiartClient
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
+from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.callbacks import CallbackSchedule
@@ -39,12 +38,11 @@ from bot.metrics import Metrics
 from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
-from bot.store import ACTIVE_STATES, JobRepository, create_engine, migrate, session_factory
-from bot.store.db import Sessions
+from bot.store import create_engine, migrate, session_factory
 from bot.store.replicas import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
-from bot.tg.inbox import UpdateInbox
+from bot.tg.inbox import KEEP_HANDLED, UpdateInbox
 from bot.tg.intake import UpdateIntake, poll_while_leader
 from bot.tg.reconcile import StarReconciler
 from bot.tg.replicas import ReplicaLoop, replica_id
@@ -159,13 +157,13 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             replicas = ReplicaLoop(application, sessions, replica=replica_id(worker_id(settings)),
                                    limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
                                    shared=engine.dialect.name == "postgresql")
-            readiness = Readiness(check_database=lambda: _ping(engine))
+            readiness = Readiness(check_database=lambda: ping_database(sessions))
             routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                             callback_ips=settings.aiart_webhook_ips,
-                            trust_forwarded=settings.aiart_webhook_trust_forwarded)
+                            trusted_proxies=settings.forwarding_proxies)
             intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
-                inbox = UpdateInbox(application, sessions, jobs.made_from_message, owner=worker_id(settings),
+                inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
                                     lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
                 intakes.append(inbox)
                 routes.webhook_path = urlsplit(settings.telegram_webhook_url or "").path or "/"
@@ -173,14 +171,14 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                 routes.accept_update = inbox.accept
 
             def new_intake() -> UpdateIntake:
-                intakes.append(UpdateIntake(application, jobs.made_from_message, allowed_updates=ALLOWED_UPDATES,
-                                            grace=grace))
+                intakes.append(UpdateIntake(application, jobs.made_from_update, allowed_updates=ALLOWED_UPDATES,
+                                            grace=grace, forget_handled=lambda: jobs.forget_updates(KEEP_HANDLED)))
                 return intakes[-1]
 
             # a replica that waits for the poller lock is ready all the same: its worker runs
             readiness.loops = {"worker": lambda: worker.last_turn,
                                "intake": lambda: intakes[-1].last_turn if intakes else time.monotonic()}
-            server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: _jobs_waiting(sessions)))
+            server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: unfinished_jobs(sessions)))
             async with application:
                 local = await server.start(settings.http_host, settings.http_port)
                 log.info("HTTP server at %s (/healthz, /readyz, /metrics%s%s%s)", local,
@@ -258,17 +256,6 @@ async def _set_webhook(application: Application, settings: Settings) -> None:
     await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
                                       allowed_updates=ALLOWED_UPDATES)
     log.info("webhook set to %s", settings.telegram_webhook_url)
-
-
-async def _ping(engine: AsyncEngine) -> None:
-    async with engine.connect() as connection:
-        await connection.execute(text("SELECT 1"))
-
-
-async def _jobs_waiting(sessions: Sessions) -> dict[str, int]:
-    async with sessions() as session:
-        counts = await JobRepository(session).counts_by_state()
-    return {state.value: count for state, count in counts.items() if state in ACTIVE_STATES}
 
 
 def _loopback(local: str) -> str:

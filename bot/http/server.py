@@ -3,6 +3,9 @@
     GET  /healthz           200 while the process serves HTTP at all
     GET  /readyz            200 when the database answers and every loop turned recently; else 503
     GET  /metrics           Prometheus text format (bot.metrics, its own registry)
+
+/readyz and /metrics read the database through bot.http.probes: shared, cached a few seconds, read
+without write locks, and never waited on longer than DB_CHECK_TIMEOUT_S.
     GET  /media/<token>     signed media links (bot.media)
     POST <webhook path>     Telegram's updates (bot.http.webhook), when webhook mode is on
     POST <callback path>    the service's task callbacks (bot.http.callbacks), when AIART_WEBHOOK_PATH is set
@@ -12,7 +15,6 @@ No access log: the media, webhook and callback paths are capabilities.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from bot.http.callbacks import PollNow, callback_handler
+from bot.http.probes import FRESH_FOR_S, SharedRead
 from bot.http.webhook import AcceptUpdate, webhook_handler
 from bot.media import MediaLinks, add_media_routes
 from bot.metrics import Metrics
@@ -30,6 +33,8 @@ log = logging.getLogger(__name__)
 #: a loop that has not turned for this long is stuck, and the replica is not ready
 STALE_AFTER_S = 60.0
 DB_CHECK_TIMEOUT_S = 2.0
+#: a database check that succeeded is trusted this long (a probe every second costs one read every few)
+READY_FRESH_S = 2.0
 
 
 @dataclass
@@ -42,11 +47,14 @@ class Readiness:
     loops: dict[str, Callable[[], float]] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
 
+    def __post_init__(self) -> None:
+        self._database = SharedRead(self.check_database, fresh_for=READY_FRESH_S, timeout=DB_CHECK_TIMEOUT_S)
+
     async def problems(self) -> list[str]:
         """What is wrong, in a word each; empty when ready."""
         found = []
         try:
-            await asyncio.wait_for(self.check_database(), DB_CHECK_TIMEOUT_S)
+            await self._database.get()
         except Exception as error:
             found.append(f"database: {type(error).__name__}")
         now = self.clock()
@@ -67,12 +75,14 @@ class Routes:
     callback_path: str | None = None
     poll_now: PollNow | None = None
     callback_ips: frozenset[str] = frozenset()
-    trust_forwarded: bool = False
+    #: proxies whose X-Forwarded-For is believed (addresses or networks)
+    trusted_proxies: frozenset[str] = frozenset()
 
 
 def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
               jobs_waiting: Callable[[], Awaitable[dict[str, int]]] | None = None) -> web.Application:
     """The application serving every endpoint the bot has."""
+    waiting = SharedRead(jobs_waiting, fresh_for=FRESH_FOR_S, timeout=DB_CHECK_TIMEOUT_S) if jobs_waiting else None
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -83,11 +93,11 @@ def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
                                  status=503 if problems else 200)
 
     async def metrics_page(request: web.Request) -> web.Response:
-        if jobs_waiting is not None:
+        if waiting is not None:
             try:
-                counts = await asyncio.wait_for(jobs_waiting(), DB_CHECK_TIMEOUT_S)
-            except Exception:  # the page still shows this process's counters
-                log.warning("could not count waiting jobs for /metrics", exc_info=True)
+                counts = await waiting.get()
+            except Exception as error:  # the page still shows this process's counters
+                log.warning("could not count waiting jobs for /metrics: %s", type(error).__name__)
             else:
                 for state, count in counts.items():
                     metrics.jobs_waiting.labels(state).set(count)
@@ -103,7 +113,7 @@ def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
         app.router.add_route("*", routes.webhook_path, webhook_handler(routes.webhook_secret, routes.accept_update))
     if routes.callback_path and routes.poll_now is not None:
         app.router.add_route("*", routes.callback_path, callback_handler(
-            routes.poll_now, allowed_ips=routes.callback_ips, trust_forwarded=routes.trust_forwarded,
+            routes.poll_now, allowed_ips=routes.callback_ips, trusted_proxies=routes.trusted_proxies,
             on_result=lambda outcome: metrics.callbacks.labels(outcome).inc()))
     return app
 

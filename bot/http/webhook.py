@@ -34,6 +34,12 @@ def derive_webhook_secret(bot_token: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
+def _secret_given(request: web.Request) -> bytes:
+    """The secret header's bytes as sent (any bytes at all: a header need not be UTF-8, nor even text)."""
+    name = SECRET_HEADER.lower().encode()
+    return next((value for key, value in request.raw_headers if key.lower() == name), b"")
+
+
 def webhook_handler(secret: str, accept: AcceptUpdate) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The aiohttp handler of the webhook path."""
     expected = secret.encode()
@@ -41,8 +47,7 @@ def webhook_handler(secret: str, accept: AcceptUpdate) -> Callable[[web.Request]
     async def handle(request: web.Request) -> web.Response:
         if request.method != "POST":
             raise web.HTTPMethodNotAllowed(request.method, ["POST"])
-        given = request.headers.get(SECRET_HEADER, "").encode()
-        if not hmac.compare_digest(given, expected):
+        if not hmac.compare_digest(_secret_given(request), expected):
             # nothing about the request is logged: a probe learns nothing, and the header is a secret
             log.warning("refused a webhook request without the right secret token")
             return web.Response(status=401)

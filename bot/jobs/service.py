@@ -7,6 +7,11 @@ overspent; cancelling gives the reservations back in the transaction that cancel
 the store are one transaction: on SQLite (one writer at a time) they cannot race at all; on PostgreSQL
 replicas handling two messages in the same instant can both pass the concurrent-jobs limit,
 overshooting by at most one job per replica.
+
+A job made while an update is being handled (bot.store.inbox.HANDLING_UPDATE) marks that update
+handled in the transaction that stores the job: both are committed, or neither is, so an update
+Telegram sends again after a crash makes no second job (`made_from_update`); and when two handlings
+of one update run at once, the second one's job is refused (bot.store.inbox.UpdateHandledElsewhere).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from bot.jobs.notifier import FailureKind
 from bot.metrics import Metrics
 from bot.store import ChatRepository, JobRecord, JobRepository, JobState, NewJob, UserRepository
 from bot.store.db import Sessions, reading
+from bot.store.inbox import HANDLING_UPDATE, InboxRepository
 
 #: a chat's or user's record ("last seen", names) is rewritten at most this often while it stays the same:
 #: a busy chat would otherwise cost two extra writes with every job
@@ -154,6 +160,7 @@ class JobService:
             await UserRepository(session).touch(request.user_id, username=request.username,
                                                 first_name=request.first_name, now=now)
         job = await JobRepository(session).add(self._new_job(request, now, credits), now=now)
+        await _mark_handled(session, now)
         if spending is not None:
             await ledger.reserve(session, job.id, spending, now=now)
         return job
@@ -224,13 +231,19 @@ class JobService:
         async with self._sessions() as session, session.begin():
             jobs = JobRepository(session)
             job = await jobs.add(self._new_job(request, now), now=now)
+            await _mark_handled(session, now)
             return await jobs.update(job.id, owner=None, state=JobState.FAILED, refused=True,
                                      failure_kind=FailureKind.BAD_INPUT.value, error=reason[:1000], finished_at=now)
 
-    async def made_from_message(self, chat_id: int, message_id: int) -> bool:
-        """Whether a job (in any state, refused ones too) was made from this user message."""
+    async def made_from_update(self, update_id: int) -> bool:
+        """Whether this Telegram update made a job (in any state, refused ones too)."""
         async with reading(self._sessions) as session:
-            return await JobRepository(session).exists_for_message(chat_id, message_id)
+            return await InboxRepository(session).handled(update_id)
+
+    async def forget_updates(self, keep_for: timedelta) -> int:
+        """Forget handled updates older than `keep_for` (Telegram stops sending an update long before)."""
+        async with self._sessions() as session, session.begin():
+            return await InboxRepository(session).forget(before=self._clock() - keep_for)
 
     async def active(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
         """The chat's unfinished jobs of one user (everyone's when `user_id` is None), oldest first."""
@@ -247,3 +260,10 @@ class JobService:
             for job in cancelled:
                 self._metrics.jobs_finished.labels(job.operation, JobState.CANCELLED.value).inc()
         return cancelled
+
+
+async def _mark_handled(session: AsyncConnection, now: datetime) -> None:
+    """Mark the update being handled (if any) as having made a job, in the job's own transaction."""
+    handling = HANDLING_UPDATE.get()
+    if handling is not None:
+        await InboxRepository(session).mark_handled(handling, now=now)

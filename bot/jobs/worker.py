@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
+from bot.aiart.errors import AiartError
 from bot.aiart.models import TaskState
 from bot.images import PreparationSlots, PreparedImage
 from bot.jobs.alarm import ServiceAlarm
@@ -50,6 +51,13 @@ log = logging.getLogger(__name__)
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def service_outcome(error: BaseException | None) -> str:
+    """A service call's outcome as a metric label: "ok", a kind of the client's error tree, or "other"."""
+    if error is None:
+        return "ok"
+    return type(error).__name__ if isinstance(error, AiartError) else "other"
 
 
 @dataclass(frozen=True)
@@ -524,6 +532,6 @@ class Worker:
 
     def _service_outcome(self, call: str, error: BaseException | None) -> None:
         """Count a service call by outcome, and tell the alarm about the account's health."""
-        self.metrics.service_calls.labels(call, "ok" if error is None else type(error).__name__).inc()
+        self.metrics.service_calls.labels(call, service_outcome(error)).inc()
         if self._alarm is not None:
             self._alarm.observe(error)

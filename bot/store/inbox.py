@@ -4,12 +4,23 @@ Like JobRepository, it takes a session and never commits. The claim takes, for e
 nothing in flight, that chat's oldest pending update, oldest chats first: so a chat's updates are
 handled in order (a face swap's two photos), on whichever replica claims them, and a chat with a
 backlog holds one handler, not all of them.
+
+It is also the record of which updates made a job, in both intake modes: a job is stored with its
+update marked handled (`mark_handled`, in the job's own transaction, for the handling named by
+HANDLING_UPDATE), so an update Telegram sends again after a crash is known by its id, exactly: a
+new button press under an old result is a new update and is handled. The mark names the handling
+(one run of the update's handlers) that made it, and another handling of the same update cannot
+mark it again: when two run at once (a replica that lost the poller lock or its lease still
+finishing while another took the update over), the second job's transaction fails
+(UpdateHandledElsewhere) and only one job is stored.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import secrets
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,6 +36,24 @@ DROPPED = "dropped"
 #: dropped, and the first of its chat's flood: its chat is told once (by whoever claims it)
 NOTICE = "notice"
 _CLAIMABLE = (PENDING, NOTICE)
+
+
+
+@dataclass(frozen=True)
+class Handling:
+    """One run of an update's handlers: the update, and a token no other run has."""
+
+    update_id: int
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+
+
+#: the handling the running handler belongs to (set by the intake in the handler's own task): a job
+#: stored while it is set marks that update handled in the same transaction
+HANDLING_UPDATE: ContextVar[Handling | None] = ContextVar("HANDLING_UPDATE", default=None)
+
+
+class UpdateHandledElsewhere(Exception):
+    """Another handling of this update has made a job from it already: this one must make none."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +111,30 @@ class InboxRepository:
         statement = insert(inbox_table).values(values).on_conflict_do_nothing(index_elements=["update_id"])
         result = await self._session.execute(statement.returning(inbox_table.c.update_id))
         return result.first() is not None
+
+    async def mark_handled(self, handling: Handling, *, now: datetime) -> None:
+        """Record that the update made a job in this handling: a webhook update stored already keeps its
+        state and lease (it is still being handled); a polled one is stored as done. UpdateHandledElsewhere
+        when another handling marked it first (on PostgreSQL a concurrent one waits for the first to end)."""
+        values = {"update_id": handling.update_id, "payload": {}, "chat_id": None, "sender_id": None,
+                  "state": DONE, "attempts": 1, "lease_owner": None, "lease_until": None, "received_at": now,
+                  "handled_at": now, "handled_by": handling.token}
+        insert = postgresql.insert if self._session.dialect.name == "postgresql" else sqlite.insert
+        statement = insert(inbox_table).values(values)
+        marked = await self._session.execute(statement.on_conflict_do_update(
+            index_elements=["update_id"],
+            set_={"handled_at": statement.excluded.handled_at, "handled_by": statement.excluded.handled_by},
+            where=or_(inbox_table.c.handled_by.is_(None), inbox_table.c.handled_by == statement.excluded.handled_by),
+        ).returning(inbox_table.c.update_id))
+        if marked.first() is None:
+            raise UpdateHandledElsewhere(f"update {handling.update_id} made a job in another handling")
+
+    async def handled(self, update_id: int) -> bool:
+        """Whether the update made a job (or, in webhook mode, was handled to the end)."""
+        found = await self._session.scalar(
+            select(inbox_table.c.update_id).where(inbox_table.c.update_id == update_id,
+                                                  inbox_table.c.handled_at.is_not(None)))
+        return found is not None
 
     async def held(self, *, chat_id: int | None, sender_id: int | None) -> tuple[int, int]:
         """Updates not yet handled of this chat and of this sender."""

@@ -286,6 +286,8 @@ class InboxUpdate(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     received_at: Mapped[datetime] = mapped_column(UTCDateTime())
     handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: the one handling of the update (bot.store.inbox.Handling) whose job marked it: no other may make one
+    handled_by: Mapped[str | None] = mapped_column(String(64))
 
 
 inbox_table = cast(Table, InboxUpdate.__table__)

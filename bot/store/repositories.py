@@ -238,15 +238,6 @@ class JobRepository:
         )
         return sorted((_to_record(row._mapping) for row in result), key=lambda r: (r.created_at, r.id))
 
-    async def exists_for_message(self, chat_id: int, message_id: int) -> bool:
-        """Whether any job of the chat answers this message (a redelivered update must not make another)."""
-        found = await self._session.scalar(
-            select(jobs_table.c.id)
-            .where(jobs_table.c.chat_id == chat_id, jobs_table.c.reply_to_message_id == message_id)
-            .limit(1)
-        )
-        return found is not None
-
     async def active_for_chat(self, chat_id: int, *, user_id: int | None) -> list[JobRecord]:
         """A chat's unfinished jobs (one user's; everyone's when `user_id` is None), oldest first."""
         result = await self._session.execute(
@@ -313,12 +304,13 @@ class JobRepository:
         row = result.first()
         return None if row is None else int(row[0])
 
-    async def counts_by_state(self) -> dict[JobState, int]:
-        """How many jobs are in each state (every state listed, zero included)."""
-        result = await self._session.execute(
-            select(jobs_table.c.state, func.count()).group_by(jobs_table.c.state)
-        )
-        counts = dict.fromkeys(JobState, 0)
+    async def counts_by_state(self, states: Collection[JobState] | None = None) -> dict[JobState, int]:
+        """How many jobs are in each state (of `states`, else every state; each listed, zero included)."""
+        statement = select(jobs_table.c.state, func.count()).group_by(jobs_table.c.state)
+        if states is not None:
+            statement = statement.where(jobs_table.c.state.in_(list(states)))
+        result = await self._session.execute(statement)
+        counts = dict.fromkeys(JobState if states is None else states, 0)
         counts.update({state: count for state, count in result})
         return counts
 

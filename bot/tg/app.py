@@ -20,6 +20,7 @@ from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
 from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
 from bot.tg import followups, payments, texts
+from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.context import DEPS_KEY, Deps
 from bot.tg.handlers import credits, groups, help, history, jobs, language, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
@@ -58,6 +59,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     # the long poll gets a connection of its own, as PTB's default does
     updates_request = AiohttpRequest(connections=1, read_timeout=read_timeout)
     request.metrics = updates_request.metrics = metrics
+    answered = request.answered = AnsweredQueries()
     builder = (ApplicationBuilder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
                .request(request).get_updates_request(updates_request).concurrent_updates(16))
     if rate_limit:
@@ -66,6 +68,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application = builder.build()
     router = build_router(deps.operations)
     application.bot_data[DEPS_KEY] = deps
+    application.bot_data[ANSWERS_KEY] = answered
     application.bot_data[messages.ROUTER_KEY] = router
     application.bot_data[FLOOD_NOTICE_KEY] = lambda update: messages.send_flood_notice(application, update)
     application.add_handler(TypeHandler(Update, messages.check_access), group=-1)

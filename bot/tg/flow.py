@@ -17,6 +17,7 @@ from bot.jobs.conversations import Conversations
 from bot.jobs.people import argument_setting, style_setting
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
+from bot.store.inbox import UpdateHandledElsewhere
 from bot.tg import keyboards, presets, texts
 from bot.tg.context import DEPS_KEY, Deps, deps, language_for, person_settings, sender_id
 from bot.tg.inputs import FileInput, problem_with
@@ -237,6 +238,9 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     request = _job_request(source, operation, args, inputs, language, requester)
     try:
         outcome = await d.jobs.enqueue(request)
+    except UpdateHandledElsewhere:  # another replica took this update over and made its job: it answers
+        log.info("a %s job was made from this update in another handling; not making a second", operation.name)
+        return False
     except Exception:
         log.exception("could not store a %s job", operation.name)
         await show(source, tr(language, texts.QUEUE_FAILED), editable)

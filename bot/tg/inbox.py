@@ -11,7 +11,10 @@ A payment is stored without its chat and sender: no share counts it, and it wait
 bot.store.inbox), and hands each to PTB's `process_update`; a handled update is marked done. A
 replica that dies mid-update leaves its lease to run out, and another replica (or itself, restarted
 under the same WORKER_ID, at once) handles the update again; as after a crash in long polling, an
-update that already made a job is not handled twice (`already_queued`).
+update that already made a job is not handled twice: the job's transaction marked its update handled
+(bot.store.inbox.HANDLING_UPDATE), and a claim that is not the first looks that up (`already_handled`).
+A button press is answered once whatever becomes of its update (bot.tg.answers): handled, failed,
+skipped, given up, or dropped in a flood.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from telegram.ext import Application
 
 from bot.metrics import Metrics
 from bot.store.db import Sessions
-from bot.store.inbox import DONE, DROPPED, NOTICE, PENDING, InboxItem, InboxRepository
+from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
+from bot.tg.answers import settle
 from bot.tg.context import is_payment, update_sender_id
-from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice, _source_message
+from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +53,12 @@ class UpdateInbox:
     """Stores webhook updates durably and handles them, fairly across chats, on every replica."""
 
     def __init__(self, application: Application, sessions: Sessions,
-                 already_queued: Callable[[int, int], Awaitable[bool]], *, owner: str, lease: timedelta,
+                 already_handled: Callable[[int], Awaitable[bool]], *, owner: str, lease: timedelta,
                  grace: float, concurrency: int = 16, idle: float = 0.5, metrics: Metrics | None = None,
                  flood_notice: FloodNotice | None = None, clock: Callable[[], datetime] = _utcnow) -> None:
         self._application = application
         self._sessions = sessions
-        self._already_queued = already_queued
+        self._already_handled = already_handled
         self._owner = owner
         self._lease = lease
         self._grace = grace
@@ -65,6 +69,7 @@ class UpdateInbox:
         self._clock = clock
         self._wake = asyncio.Event()
         self._inflight: dict[int, asyncio.Task[None]] = {}
+        self._answering: set[asyncio.Task[None]] = set()  # answers to presses dropped in a flood
         self._forgotten_at = 0.0
         #: monotonic time the loop last turned (/readyz)
         self.last_turn = time.monotonic()
@@ -99,7 +104,12 @@ class UpdateInbox:
         else:
             log.warning("chat %s is flooding the bot: update %s dropped", chat_id, update_id)
             if state == NOTICE:
-                self._wake.set()
+                self._wake.set()  # whoever claims it sends the notice, and answers the press
+            elif update.callback_query is not None:
+                # never claimed: its press is answered here, without holding up the webhook's answer
+                task = asyncio.create_task(settle(self._application, update))
+                self._answering.add(task)
+                task.add_done_callback(self._answering.discard)
 
     # ---- handling -------------------------------------------------------------------------------
 
@@ -143,6 +153,8 @@ class UpdateInbox:
 
     async def _handle(self, item: InboxItem) -> None:
         final = DONE
+        HANDLING_UPDATE.set(Handling(item.update_id))  # this task's own context: a job its handler stores marks it
+        update: Update | None = None
         try:
             update = Update.de_json(item.payload, self._application.bot)
             if item.state == NOTICE:
@@ -152,14 +164,16 @@ class UpdateInbox:
             elif item.attempts > MAX_ATTEMPTS:
                 log.error("update %s: handling it was started %d times without finishing; giving it up",
                           item.update_id, item.attempts - 1)
-            elif item.attempts > 1 and await self._made_a_job(update):
-                log.info("update %s already queued a job before a crash; not handling it again", item.update_id)
+            elif item.attempts > 1 and await self._made_a_job(item.update_id):
+                log.info("update %s already made a job before a crash; not handling it again", item.update_id)
             else:
                 await self._application.process_update(update)
         except asyncio.CancelledError:
             raise  # shutting down: the update stays pending (its lease is released) for the next claim
         except Exception:  # PTB's error handler saw handler errors already; this is a last resort
             log.exception("update %s could not be handled", item.update_id)
+        if update is not None:
+            await settle(self._application, update)  # a press nothing answered: skipped, given up, or failed
         try:
             async with self._sessions() as session, session.begin():
                 await InboxRepository(session).finish(item.update_id, owner=self._owner, now=self._clock(),
@@ -167,14 +181,11 @@ class UpdateInbox:
         except Exception:  # handled, but not recorded: it may be handled again after its lease
             log.exception("could not record update %s as handled", item.update_id)
 
-    async def _made_a_job(self, update: Update) -> bool:
-        source = _source_message(update)
-        if source is None:
-            return False
+    async def _made_a_job(self, update_id: int) -> bool:
         try:
-            return await self._already_queued(*source)
+            return await self._already_handled(update_id)
         except Exception:  # handling it again beats dropping it
-            log.exception("could not check update %s against stored jobs", update.update_id)
+            log.exception("could not check update %s against the handled ones", update_id)
             return False
 
     async def _release_own(self) -> None:
@@ -194,6 +205,8 @@ class UpdateInbox:
             log.warning("could not forget old updates", exc_info=True)
 
     async def _finish(self) -> None:
+        if self._answering:
+            await asyncio.wait(list(self._answering), timeout=self._grace)
         tasks = list(self._inflight.values())
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self._grace)

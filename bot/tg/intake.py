@@ -6,14 +6,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from telegram import Message, Update
+from telegram import Update
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
+from bot.store.inbox import HANDLING_UPDATE, Handling
+from bot.tg.answers import settle
 from bot.tg.context import is_payment, update_sender_id
 from bot.tg.notifier import retry_seconds
 from bot.waiting import ON_WAIT
@@ -32,6 +34,8 @@ SENDER_SHARE = 20
 FLOOD_QUIET_S = 60.0
 #: chats remembered as flooding before those quiet for FLOOD_QUIET_S are forgotten
 _FLOODS_KEPT = 1024
+#: how often the record of updates that made a job is pruned (bot.store.inbox)
+FORGET_EVERY_S = 600.0
 
 FloodNotice = Callable[[Update], Awaitable[None]]
 #: where the application keeps its FloodNotice when the intake is not given one
@@ -90,8 +94,11 @@ class UpdateIntake:
     PTB's Updater confirms a batch with its next getUpdates, before the batch is handled, so a crash
     in between loses those messages. Here the offset stays at the oldest update still being handled,
     so after a crash Telegram sends it again; an update sent again that had already queued a job is
-    skipped. Each chat's updates are handled in order in the chat's own lane, and the lanes share
-    `concurrency` handler slots, so a chat that floods the bot holds one slot, not all of them.
+    skipped: a job is stored with its update's id marked handled in the same transaction
+    (bot.store.inbox), and the updates of the first answer after a start are looked up by id. Each
+    chat's updates are handled in order in the chat's own lane, and the lanes share `concurrency`
+    handler slots, so a chat that floods the bot holds one slot, not all of them. A button press is
+    answered once, whatever becomes of its update (bot.tg.answers).
 
     Fair under flood: a getUpdates answer shows at most 100 updates above the offset, so whatever the
     intake holds unconfirmed hides what comes after it. One chat may hold CHAT_SHARE updates and one
@@ -105,11 +112,14 @@ class UpdateIntake:
     price is that a crash in that wait loses what the detached handler had still to do.
     """
 
-    def __init__(self, application: Application, already_queued: Callable[[int, int], Awaitable[bool]], *,
+    def __init__(self, application: Application, already_handled: Callable[[int], Awaitable[bool]], *,
                  allowed_updates: list[str], grace: float, concurrency: int = 16, poll_timeout: int = 10,
-                 flood_notice: FloodNotice | None = None) -> None:
+                 flood_notice: FloodNotice | None = None,
+                 forget_handled: Callable[[], Awaitable[object]] | None = None) -> None:
         self._application = application
-        self._already_queued = already_queued
+        self._already_handled = already_handled
+        self._forget_handled = forget_handled
+        self._forgotten_at: float | None = None
         self._allowed = allowed_updates
         self._concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
@@ -128,6 +138,7 @@ class UpdateIntake:
         self._floods: dict[int, float] = {}  # chat -> when an update of it was last dropped
         self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
         self._notices: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()  # answers to presses skipped or dropped
         self._clock = time.monotonic
         #: updates dropped because their chat or sender had used its share
         self.dropped = 0
@@ -172,6 +183,7 @@ class UpdateIntake:
             failures = 0
             if updates is None:
                 break
+            await self._forget_old()
             fresh = [update for update in updates
                      if update.update_id not in self._handling and update.update_id not in self._handled]
             for update in fresh:
@@ -218,9 +230,10 @@ class UpdateIntake:
     async def _start(self, update: Update) -> None:
         """Hand the update to its handlers in a task (in arrival order), unless it was handled before a crash."""
         self._highest = update.update_id if self._highest is None else max(self._highest, update.update_id)
-        if await self._queued_before(update):
-            log.info("update %s already queued a job before a restart; not handling it again", update.update_id)
+        if await self._handled_before(update):
+            log.info("update %s already made a job before a restart; not handling it again", update.update_id)
             self._handled.add(update.update_id)
+            self._settle_later(update)  # its press may have gone unanswered when the process stopped
             return
         chat = update.effective_chat
         chat_id = None if chat is None else chat.id
@@ -246,6 +259,7 @@ class UpdateIntake:
         """Confirm an update beyond its chat's or sender's share unhandled; tell the chat once per flood."""
         self.dropped += 1
         self._handled.add(update.update_id)
+        self._settle_later(update)
         if chat_id is None:
             return
         now = self._clock()
@@ -258,9 +272,18 @@ class UpdateIntake:
         log.warning("chat %s is flooding the bot: dropping its updates beyond %d at once", chat_id, CHAT_SHARE)
         if self._flood_notice is not None:
             # in a task of its own: the notice waits for the chat's flood limit like any message
-            task = asyncio.create_task(self._notify(update))
-            self._notices.add(task)
-            task.add_done_callback(self._notices.discard)
+            self._background(self._notices, self._notify(update))
+
+    def _settle_later(self, update: Update) -> None:
+        """Answer a skipped update's button press (if it is one), without holding the loop up."""
+        if update.callback_query is not None:
+            self._background(self._answering, settle(self._application, update))
+
+    @staticmethod
+    def _background(tasks: set[asyncio.Task[None]], work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     async def _notify(self, update: Update) -> None:
         try:
@@ -288,9 +311,12 @@ class UpdateIntake:
             slot = _Slot(self._slots if slotted else asyncio.Semaphore(1), detach)
             async with slot:
                 ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
-                await self._application.process_update(update)
-        except Exception:  # PTB's error handler saw handler errors already; this is a last resort
-            log.exception("update %s could not be handled", update.update_id)
+                HANDLING_UPDATE.set(Handling(update.update_id))  # a job stored by its handler marks it handled
+                try:
+                    await self._application.process_update(update)
+                except Exception:  # PTB's error handler saw handler errors already; this is a last resort
+                    log.exception("update %s could not be handled", update.update_id)
+            await settle(self._application, update)  # a press no handler answered (or one that failed)
         finally:
             if holds_turn:
                 lane.turn.release()
@@ -315,23 +341,34 @@ class UpdateIntake:
             self._handled.add(update_id)
             self._progress.set()
 
-    async def _queued_before(self, update: Update) -> bool:
-        """Whether a redelivered update already made a job (still running or long finished: either way it was answered)."""
+    async def _handled_before(self, update: Update) -> bool:
+        """Whether an update of the first answer after a start made a job before (a crashed run handled it)."""
         if self._redelivered_up_to is None or update.update_id > self._redelivered_up_to:
             return False
-        source = _source_message(update)
-        if source is None:
-            return False
         try:
-            return await self._already_queued(*source)
+            return await self._already_handled(update.update_id)
         except Exception:  # the database is unreachable: handling it again beats dropping it
-            log.exception("could not check update %s against stored jobs", update.update_id)
+            log.exception("could not check update %s against the handled ones", update.update_id)
             return False
+
+    async def _forget_old(self) -> None:
+        """Prune the record of handled updates now and then (Telegram keeps an update a day at most)."""
+        now = time.monotonic()
+        if self._forget_handled is None or (self._forgotten_at is not None
+                                            and now - self._forgotten_at < FORGET_EVERY_S):
+            return
+        self._forgotten_at = now
+        try:
+            await self._forget_handled()
+        except Exception:
+            log.warning("could not forget old handled updates", exc_info=True)
 
     async def _finish(self) -> None:
         """Give handlers the grace period, then confirm what was handled and cancel the rest."""
-        if self._handling or self._detached:
-            await asyncio.wait([*self._handling.values(), *self._detached.values()], timeout=self._grace)
+        if self._handling or self._detached or self._answering:
+            # an answer is one quick call: the presses skipped or dropped are confirmed below, so answer them now
+            await asyncio.wait([*self._handling.values(), *self._detached.values(), *self._answering],
+                               timeout=self._grace)
         offset = self.offset  # computed before cancelling: cancelled updates stay unconfirmed
         unfinished = list(self._handling.values())
         detached = list(self._detached.values())
@@ -343,7 +380,7 @@ class UpdateIntake:
                         len(unfinished))
         if detached:
             log.warning("%d answer(s) still waiting for their chat's flood limit were not sent", len(detached))
-        notices = list(self._notices)
+        notices = [*self._notices, *self._answering]
         for task in notices:
             task.cancel()
         await asyncio.gather(*notices, return_exceptions=True)
@@ -354,19 +391,6 @@ class UpdateIntake:
                                                     allowed_updates=self._allowed)
         except TelegramError as error:
             log.warning("could not confirm the handled updates (%s); Telegram will send them again", error)
-
-
-def _source_message(update: Update) -> tuple[int, int] | None:
-    """(chat id, message id) of the user's message a job made from this update replies to."""
-    if update.message is not None:
-        return update.message.chat_id, update.message.message_id
-    query = update.callback_query
-    menu = query.message if query is not None and isinstance(query.message, Message) else None
-    if menu is not None and (query.data or "").startswith("fu:"):
-        return menu.chat_id, menu.message_id  # a follow-up's job replies to the result its button is on
-    if menu is not None and menu.reply_to_message is not None:
-        return menu.chat_id, menu.reply_to_message.message_id
-    return None
 
 
 async def _sleep_unless(stop: asyncio.Event, seconds: float | None, *also: asyncio.Future[object] | asyncio.Event) -> None:
@@ -400,7 +424,7 @@ async def poll_while_leader(lock: PollerLock, make_intake: Callable[[], UpdateIn
     getUpdates from two processes at once is refused (409 Conflict) and either could confirm the
     other's updates before they are handled, so exactly one replica polls. When it dies its lock goes
     with its connection and a waiting replica starts an intake of its own: its first fetch brings
-    back what the dead one had not confirmed, checked against the jobs already stored.
+    back what the dead one had not confirmed, checked against the updates that made a job.
     """
     announced = False
     while not stop.is_set():

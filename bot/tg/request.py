@@ -17,12 +17,22 @@ from telegram.request import BaseRequest, RequestData
 from yarl import URL
 
 from bot.metrics import Metrics
+from bot.tg.answers import AnsweredQueries
 from bot.transport import client_session, client_timeout, describe
 
 #: any URL left in an error's text after the request's own was taken out
 _ANY_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
 #: what stands for the Bot API URL in an error's text
 URL_PLACEHOLDER = "<Bot API URL>"
+
+#: the last segment of an answerCallbackQuery call's URL
+_ANSWER_PATH = "/answerCallbackQuery"
+#: a Bot API method's name as it stands in a call's URL
+_METHOD = re.compile(r"/bot[^/]+/([A-Za-z]{1,64})$")
+#: the label of a file download (its URL ends with the file's path, which must never become a label)
+DOWNLOAD_LABEL = "file_download"
+#: the label of a URL that is neither a method call nor a download
+OTHER_LABEL = "other"
 
 #: a timeout the caller left out (BaseRequest.DEFAULT_NONE) or gave
 Timeout = float | None | object
@@ -44,6 +54,15 @@ def _body(fields: dict[str, str], files: dict) -> tuple[bytes | aiohttp.FormData
     for name, (file_name, content, mime_type) in files.items():
         form.add_field(name, content, filename=file_name, content_type=mime_type)
     return form, {}
+
+
+def method_label(url: str) -> str:
+    """The metric label of a Bot API URL: the method's name, or one of two fixed labels."""
+    path = URL(url).path
+    if "/file/bot" in path:
+        return DOWNLOAD_LABEL
+    found = _METHOD.search(path)
+    return found.group(1) if found else OTHER_LABEL
 
 
 def error_text(error: BaseException, url: str) -> str:
@@ -74,6 +93,8 @@ class AiohttpRequest(BaseRequest):
         self._session: aiohttp.ClientSession | None = None
         #: counts calls and 429s by Bot API method when set (bot.metrics.Metrics)
         self.metrics: Metrics | None = None
+        #: notes the callback queries an answer was sent for, when set (bot.tg.answers)
+        self.answered: AnsweredQueries | None = None
 
     @property
     def read_timeout(self) -> float | None:
@@ -110,6 +131,10 @@ class AiohttpRequest(BaseRequest):
                                              headers={"User-Agent": self.USER_AGENT, **headers}) as response:
                 if self.metrics is not None:
                     self._count(url, response.status)
+                if (self.answered is not None and request_data is not None and url.endswith(_ANSWER_PATH)
+                        and response.status in (200, 400)):
+                    # taken, or refused as too old or answered: never send another (a 429 or 5xx may be retried)
+                    self.answered.add(str(request_data.json_parameters.get("callback_query_id")))
                 return response.status, await response.read()
         # "from None": aiohttp's own error, whose text may hold the URL, must not ride along as the
         # cause that a logged traceback prints
@@ -119,9 +144,9 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"aiohttp.{error_text(error, url)}") from None
 
     def _count(self, url: str, status: int) -> None:
-        """Count a call by its method (the URL's last segment; the token before it is never recorded)."""
+        """Count a call by its method; never by anything else in the URL (a token, a file's path)."""
         assert self.metrics is not None
-        name = url.rsplit("/", 1)[-1][:64]
+        name = method_label(url)
         self.metrics.telegram_calls.labels(name).inc()
         if status == 429:
             self.metrics.telegram_429.labels(name).inc()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from telegram import Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes, TypeHandler
 
+from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.intake import CHAT_SHARE, UpdateIntake
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
@@ -26,7 +27,7 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield telegram
 
 
-async def never_queued(chat_id: int, message_id: int) -> bool:
+async def never_handled(update_id: int) -> bool:
     return False
 
 
@@ -34,14 +35,14 @@ class Bench:
     """An Application whose one handler is `handler`, fed by an UpdateIntake running in a task."""
 
     def __init__(self, fake: FakeTelegram, handler: Handler, *, concurrency: int = 16, grace: float = 5.0,
-                 already_queued: Callable[[int, int], Awaitable[bool]] = never_queued) -> None:
+                 already_handled: Callable[[int], Awaitable[bool]] = never_handled) -> None:
         async def on_update(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await handler(update)
 
         self.application = (Application.builder().token(fake.token).base_url(f"{fake.url}/bot")
                             .base_file_url(f"{fake.url}/file/bot").updater(None).build())
         self.application.add_handler(TypeHandler(Update, on_update))
-        self.intake = UpdateIntake(self.application, already_queued, allowed_updates=ALLOWED, grace=grace,
+        self.intake = UpdateIntake(self.application, already_handled, allowed_updates=ALLOWED, grace=grace,
                                    concurrency=concurrency, poll_timeout=1)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -148,9 +149,11 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     chat = private_chat(USERS[0])
     other = private_chat(USERS[1])
     first_run: list[str] = []
+    ids: dict[str, int] = {}
     stuck = asyncio.Event()
 
     async def handler(update: Update) -> None:
+        ids[text_of(update)] = update.update_id
         if text_of(update) == "stuck":
             stuck.set()
             await asyncio.Event().wait()  # never finishes: cancelled at the end of the grace
@@ -160,7 +163,7 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     fake.user_sends(chat, USERS[0], text="two")
     fake.user_sends(other, USERS[1], text="stuck")
     fake.user_sends(chat, USERS[0], text="three")
-    queued_message = fake.user_sends(chat, USERS[0], text="four")["message_id"]
+    fake.user_sends(chat, USERS[0], text="four")
     async with Bench(fake, handler, grace=0.3) as bench:
         await fake.wait_for(lambda: len(first_run) == 4 and stuck.is_set(), timeout=5)
         await bench.stop()
@@ -168,21 +171,22 @@ async def test_a_restart_gets_back_what_was_not_handled_and_skips_what_already_q
     assert fake.pending_updates == 3
 
     second_run: list[str] = []
-    checked: list[tuple[int, int]] = []
+    checked: list[int] = []
+    queued_update = ids["four"]
 
     async def handler_again(update: Update) -> None:
         second_run.append(text_of(update))
 
-    async def already_queued(chat_id: int, message_id: int) -> bool:
-        checked.append((chat_id, message_id))
-        return (chat_id, message_id) == (chat.id, queued_message)  # "four" queued a job before the crash
+    async def already_handled(update_id: int) -> bool:
+        checked.append(update_id)
+        return update_id == queued_update  # "four" queued a job before the crash
 
-    async with Bench(fake, handler_again, already_queued=already_queued):
+    async with Bench(fake, handler_again, already_handled=already_handled):
         await fake.wait_for(lambda: len(second_run) == 2, timeout=5)
         with contextlib.suppress(AssertionError):
             await fake.wait_for(lambda: len(second_run) > 2, timeout=0.3)
     assert second_run == ["stuck", "three"]
-    assert (chat.id, queued_message) in checked
+    assert queued_update in checked
     assert fake.pending_updates == 0  # the graceful stop confirmed everything handled or skipped
 
 
@@ -199,3 +203,38 @@ async def test_updates_arriving_during_a_run_are_handled_and_confirmed_on_stop(f
             await fake.wait_for(lambda: len(handled) == index + 1, timeout=5)
     assert handled == ["late 0", "late 1", "late 2"]
     assert fake.pending_updates == 0
+
+
+def answers_of(fake: FakeTelegram) -> Counter[str]:
+    return Counter(str(call.params.get("callback_query_id")) for call in fake.calls
+                   if call.method == "answerCallbackQuery")
+
+
+async def test_presses_skipped_as_redelivered_or_dropped_in_a_flood_are_answered_once(fake):
+    chat = private_chat(USERS[3])
+    fake.user_sends(chat, USERS[3], text="hello")  # Telegram knows the chat only once its user wrote
+    async with Bench(fake, lambda update: asyncio.sleep(0)) as bench:
+        await fake.wait_for(lambda: fake.pending_updates == 0 and get_updates_calls(fake) >= 2)
+        keyboard = await bench.application.bot.send_message(
+            chat.id, "buttons", reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("go", callback_data="go")]]))
+    # pressed while no intake runs: the first answer of the next one brings them all
+    presses = [fake.user_presses(chat, USERS[3], keyboard.message_id, "go") for _ in range(CHAT_SHARE + 5)]
+    handled: list[int] = []
+    release = asyncio.Event()
+
+    async def handler(update: Update) -> None:
+        handled.append(update.update_id)
+        await release.wait()  # the chat's share fills up: the presses beyond it are dropped
+
+    async def already_handled(update_id: int) -> bool:
+        return update_id == first_update  # a crashed run made a job from the first press
+
+    first_update = fake._state.updates[0]["update_id"]
+    async with Bench(fake, handler, already_handled=already_handled) as bench:
+        bench.application.bot_data[ANSWERS_KEY] = AnsweredQueries()
+        await fake.wait_for(lambda: len(handled) == 1 and sum(answers_of(fake).values()) == 5)
+        release.set()
+        await fake.wait_for(lambda: len(handled) == CHAT_SHARE)
+    assert bench.intake.dropped == 4 and first_update not in handled  # 1 skipped, 10 handled, 4 dropped
+    # the skipped one and the dropped ones by the intake at once, the handled ones after their handler (none answered)
+    assert [answers_of(fake)[query] for query in presses] == [1] * len(presses)
