@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.config import Settings
 from bot.logs import setup_logging
-from bot.startup import StartupError, database_problem, settings_problems
+from bot.startup import StartupError, database_problem, require_token, settings_problems
 
 
 class MigrateSettings(BaseSettings):
@@ -99,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "try":
         return asyncio.run(tryout.run_try(settings, args))
+    require_token(settings)  # before the second of imports below
     from bot.runtime import run_bot
 
     asyncio.run(run_bot(settings))

@@ -45,7 +45,15 @@ from bot.metrics import Metrics
 from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
-from bot.startup import StartupError, database_problem, free_credits_bound, port_problem, shown_database, who_may_use
+from bot.startup import (
+    StartupError,
+    database_problem,
+    free_credits_bound,
+    port_problem,
+    require_token,
+    shown_database,
+    who_may_use,
+)
 from bot.store import ACTIVE_STATES, JobRepository, create_engine, migrate, session_factory
 from bot.store.db import Sessions
 from bot.store.replicas import PollerLock
@@ -128,8 +136,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     A problem the operator must fix (the database, the port, the token, a file a setting names) raises
     StartupError before anything runs, with everything opened so far closed again.
     """
-    if settings.telegram_bot_token is None:
-        raise StartupError("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in .env")
+    token = require_token(settings)
     stop = stop or _stop_on_signals()
     grace = SHUTDOWN_GRACE_S  # read at run time, so a test can shorten it
     styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
@@ -148,7 +155,6 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     outcomes: list[object] = []
     try:
         async with connect_service(settings) as service:
-            token = settings.telegram_bot_token.get_secret_value()
             media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
                               quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,

@@ -17,6 +17,13 @@ class StartupError(Exception):
     """A problem the operator fixes in the configuration or the environment: its message says what and where."""
 
 
+def require_token(settings: Settings) -> str:
+    """The bot token; without one the bot cannot start."""
+    if settings.telegram_bot_token is None or not settings.telegram_bot_token.get_secret_value():
+        raise StartupError("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in .env")
+    return settings.telegram_bot_token.get_secret_value()
+
+
 def settings_problems(error: ValidationError) -> list[str]:
     """One line per invalid setting, named as the operator sets it (the value is never echoed: it may be secret)."""
     lines = []
@@ -79,7 +86,8 @@ def who_may_use(settings: Settings) -> str:
     if not settings.bot_allowed_users and not settings.bot_allowed_chats:
         return "anyone who finds the bot"
     parts = [_count(settings.bot_allowed_users, "user"), _count(settings.bot_allowed_chats, "chat")]
-    admins = f" and {_count(settings.bot_admins, 'admin')}" if settings.bot_admins else ""
+    count = len(settings.bot_admins)
+    admins = f" and {count} admin{'' if count == 1 else 's'}" if count else ""
     return " and those in ".join(part for part in parts if part) + admins
 
 
