@@ -47,8 +47,8 @@ class Settings(BaseSettings):
     #: how images reach the service: "auto" = BASE64 where accepted, else the service's upload, else a
     #: signed link of our own; "upload" = always the service's upload; "signed_url" = always our own link
     image_handoff: Literal["auto", "upload", "signed_url"] = "auto"
-    #: signs media links; unset, each process makes a random one, so with several replicas behind one
-    #: PUBLIC_URL a link made by one is refused by the others: set the same value on every replica
+    #: signs media links; unset, each process makes a random one (its links die with it anyway: the images
+    #: are kept in its memory, so with replicas each needs a PUBLIC_URL that reaches it, see docs/deploy.md)
     media_secret: SecretStr | None = Field(default=None, min_length=16)
     media_ttl_s: float = Field(default=600.0, gt=0)
 

@@ -318,9 +318,6 @@ def _announce(settings: Settings, username: str, service: ServiceConnection, pri
         log.warning("anyone who finds @%s may use it, and its free credits (FREE_CREDITS_PER_DAY=%d a person a day) "
                     "are paid from your service balance: set BOT_ALLOWED_USERS or BOT_ALLOWED_CHATS (README, "
                     "'Restrict it'), or FREE_CREDITS_PER_DAY=0", username, settings.free_credits_per_day)
-    if settings.public_url and not settings.media_secret and settings.database_url.startswith("postgresql"):
-        log.warning("PUBLIC_URL is set but MEDIA_SECRET is not: with several replicas, a media link one makes is "
-                    "refused by the others; set the same MEDIA_SECRET (16+ characters) on every replica")
     store = make_url(settings.database_url)
     served = ", ".join(["/healthz /readyz /metrics", *(["media links"] if media else []),
                         *(["the Telegram webhook"] if settings.webhook_mode else []),
