@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -147,6 +148,16 @@ class Settings(BaseSettings):
         if value.upper() not in LOG_LEVELS:
             raise ValueError(f"use one of {', '.join(LOG_LEVELS)}")
         return value.upper()
+
+    @field_validator("aiart_webhook_ips")
+    @classmethod
+    def _addresses_or_networks(cls, value: frozenset[str]) -> frozenset[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an address or network, e.g. 54.212.95.175 or 10.0.0.0/8") from None
+        return value
 
     @field_validator("image_handoff")
     @classmethod
