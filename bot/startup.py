@@ -78,7 +78,8 @@ def free_credits_bound(settings: Settings, prices: Prices, *, sandbox: bool) -> 
         return (f"{allowance}, at most {per_person} service tokens a person a day; the number of people is not "
                 "bounded (BOT_ALLOWED_USERS bounds it)")
     people = len(settings.bot_allowed_users | settings.bot_admins)
-    return f"{allowance}: at most {per_person * people} service tokens a day for the {people} allowed people"
+    who = "the 1 allowed person" if people == 1 else f"the {people} allowed people"
+    return f"{allowance}: at most {per_person * people} service tokens a day for {who}"
 
 
 def who_may_use(settings: Settings) -> str:
