@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application
 
 from bot.aiart import AiartClient
@@ -213,9 +213,9 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         # the embedded sandbox calls the bot's own endpoint back, on loopback
                         service.sandbox.config.webhook_url = _loopback(local) + callback_path
                     await announce_commands(application)
-                    await application.start()
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
+                    await application.start()
                     parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
                     await replicas.beat()  # this replica's share of the budget before it sends anything
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
@@ -355,8 +355,12 @@ def media_links(settings: Settings) -> MediaLinks | None:
 
 async def _set_webhook(application: Application, settings: Settings) -> None:
     """setWebhook with the URL, the secret (never logged) and the update types the bot handles."""
-    await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
-                                      allowed_updates=ALLOWED_UPDATES)
+    try:
+        await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
+                                          allowed_updates=ALLOWED_UPDATES)
+    except BadRequest as error:
+        raise StartupError(f"Telegram refused TELEGRAM_WEBHOOK_URL ({settings.telegram_webhook_url}): {error.message}; "
+                           "it takes an https URL on port 443, 80, 88 or 8443") from error
     log.info("webhook set to %s", settings.telegram_webhook_url)
 
 

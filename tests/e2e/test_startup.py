@@ -63,6 +63,8 @@ async def test_each_start_up_problem_is_one_line_naming_the_setting_and_a_non_ze
             "invalid setting": ({**good, "TELEGRAM_WEBHOOK_SECRET": "has spaces!"}, "TELEGRAM_WEBHOOK_SECRET"),
             "contradictory settings": ({**good, "IMAGE_HANDOFF": "signed_url"}, "needs PUBLIC_URL"),
             "refused service key": ({**good, "AIART_API_KEY": "not-the-service-key"}, "refused AIART_API_KEY"),
+            "webhook Telegram refuses": ({**good, "TELEGRAM_WEBHOOK_URL": "https://bot.example.com:8080/telegram"},
+                                         "Telegram refused TELEGRAM_WEBHOOK_URL"),
             "no token": ({name: value for name, value in good.items() if name != "TELEGRAM_BOT_TOKEN"},
                          "TELEGRAM_BOT_TOKEN is not set"),
         }
