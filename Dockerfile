@@ -1,14 +1,13 @@
 # The bot as a container: SQLite under /app/data by default; set DATABASE_URL for PostgreSQL.
 #
 #   docker build -t aiart-bot .
-#   docker run -e TELEGRAM_BOT_TOKEN=... -v aiart-data:/app/data aiart-bot
-#   docker run -e DATABASE_URL=postgresql://... aiart-bot aiart-bot migrate   # migrations alone, then exit
+#   cp .env.example .env     # then fill in TELEGRAM_BOT_TOKEN (and AIART_API_KEY, BOT_ALLOWED_USERS)
+#   docker run -d --name aiart-bot --env-file .env -v aiart-data:/app/data aiart-bot
+#   docker run --rm --env-file .env aiart-bot aiart-bot migrate   # migrations alone, then exit
 #
 # Stopping: SIGTERM gives in-flight handlers and worker steps 15 s (SHUTDOWN_GRACE_S in bot/runtime.py),
 # then releases job leases and exits 0. Docker's default of 10 s before SIGKILL is shorter, so stop it with
 # `docker stop -t 20 <container>`, or in compose set `stop_grace_period: 20s`.
-#
-# No HEALTHCHECK yet: the bot has no health endpoint; a later issue adds /healthz and /readyz.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -32,8 +31,9 @@ WORKDIR /app
 USER bot
 VOLUME ["/app/data"]
 
-# The bot's one HTTP server (bot/http/: /healthz, /readyz, /metrics, webhooks, signed media links); it must
-# listen on all interfaces to be reachable from outside the container (HTTP_HOST/HTTP_PORT in bot/config.py)
+# The bot's one HTTP server (bot/http/: /healthz, /readyz, /metrics, webhooks, signed media links). Outside a
+# container it listens on loopback by default; in one it must listen on all interfaces to be reachable through
+# a published port. Publish it only as far as needed: `-p 127.0.0.1:8081:8081`, or a reverse proxy's network.
 ENV HTTP_HOST=0.0.0.0 HTTP_PORT=8081
 EXPOSE 8081
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \

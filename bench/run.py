@@ -8,7 +8,7 @@ durations, time-scaled), idle (memory and CPU with 10,000 jobs waiting), prep (a
 prepared for each operation) and flood (a backlog of results under Telegram's flood limits). The
 bot runs as a subprocess; the fakes run here. `--repeat` runs everything N times and reports each
 figure's median. Prints one block per section, the figures with their targets, and, last, one JSON
-line with exactly the keys of issue 5. --quick keeps the whole run to a few minutes; --smoke only
+line with every figure's key. --quick keeps the whole run to a few minutes; --smoke only
 shows that every section still runs (its figures mean nothing).
 """
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 
+from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.config import Settings
 from bot.logs import setup_logging
+from bot.startup import StartupError, database_problem, require_token, settings_problems
 
 
 class MigrateSettings(BaseSettings):
@@ -24,7 +27,8 @@ class MigrateSettings(BaseSettings):
 
 
 def _secrets(settings: Settings) -> list[str]:
-    secrets = (settings.telegram_bot_token, settings.aiart_api_key, settings.media_secret)
+    secrets = (settings.telegram_bot_token, settings.aiart_api_key, settings.media_secret,
+               settings.telegram_webhook_secret)
     database = [settings.database_password] if settings.database_password else []
     return [secret.get_secret_value() for secret in secrets if secret] + database
 
@@ -54,6 +58,22 @@ def main(argv: list[str] | None = None) -> int:
     tryout.add_parser(commands)
     args = parser.parse_args(argv)
 
+    try:
+        return _run(args)
+    except ValidationError as error:
+        # before logging is set up (LOG_LEVEL itself may be what is wrong); values are never echoed
+        for line in settings_problems(error):
+            print(f"error: {line}", file=sys.stderr, flush=True)
+        return 2
+    except StartupError as error:
+        # the operator's problem, not the program's: one line, the traceback only when asked for
+        logging.getLogger("bot").critical("%s", error, exc_info=error if _debugging() else None)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bot import tryout
+
     if args.command == "migrate":
         return run_migrate(MigrateSettings())
     if args.command == "audit":
@@ -79,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "try":
         return asyncio.run(tryout.run_try(settings, args))
+    require_token(settings)  # before the second of imports below
     from bot.runtime import run_bot
 
     asyncio.run(run_bot(settings))
@@ -87,13 +108,18 @@ def main(argv: list[str] | None = None) -> int:
 
 async def run_audit(settings: MigrateSettings) -> int:
     """Print what is wrong with the credit ledger (nothing: "ledger OK"); 1 if anything is."""
+    from sqlalchemy.exc import DBAPIError
+
     from bot.credits import audit
     from bot.store import create_engine, session_factory
 
+    setup_logging(settings.log_level, [])
     engine = create_engine(settings.database_url)
     try:
         async with session_factory(engine)() as session:
             problems = await audit(session)
+    except (OSError, DBAPIError) as error:
+        raise database_problem(settings.database_url, error) from error
     finally:
         await engine.dispose()
     for problem in problems:
@@ -110,9 +136,17 @@ def run_migrate(settings: MigrateSettings) -> int:
 
     url = make_url(settings.database_url)
     setup_logging(settings.log_level, [url.password] if url.password else [])
-    asyncio.run(migrate(url))
+    try:
+        asyncio.run(migrate(url))
+    except Exception as error:  # whatever the driver raises, the operator's next step is the same
+        raise database_problem(settings.database_url, error) from error
     print(f"database {url.render_as_string(hide_password=True)} is at the newest schema", flush=True)
     return 0
+
+
+def _debugging() -> bool:
+    """LOG_LEVEL=DEBUG: start-up problems come with their tracebacks."""
+    return logging.getLogger().getEffectiveLevel() <= logging.DEBUG
 
 
 def _program_name() -> str:

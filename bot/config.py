@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+#: what Telegram accepts as a webhook's secret_token
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 IdList = Annotated[frozenset[int], NoDecode]
 HostList = Annotated[frozenset[str], NoDecode]
@@ -42,12 +47,11 @@ class Settings(BaseSettings):
     #: holds the database password, if any: kept out of repr (see database_password)
     database_url: str = Field(default="sqlite+aiosqlite:///./data/bot.db", repr=False)
     public_url: str | None = None
-    media_host: str = "127.0.0.1"
-    media_port: int = 8081
     #: how images reach the service: "auto" = BASE64 where accepted, else the service's upload, else a
     #: signed link of our own; "upload" = always the service's upload; "signed_url" = always our own link
     image_handoff: Literal["auto", "upload", "signed_url"] = "auto"
-    #: signs media links; unset, each process makes a random one (links then die with the process anyway)
+    #: signs media links; unset, each process makes a random one (its links die with it anyway: the images
+    #: are kept in its memory, so with replicas each needs a PUBLIC_URL that reaches it, see docs/deploy.md)
     media_secret: SecretStr | None = Field(default=None, min_length=16)
     media_ttl_s: float = Field(default=600.0, gt=0)
 
@@ -55,8 +59,9 @@ class Settings(BaseSettings):
     bot_allowed_users: IdList = frozenset()
     bot_allowed_chats: IdList = frozenset()
     user_max_active_jobs: int = Field(default=3, ge=1)
-    #: free credits each user may spend a day (an operation costs its price per output image); 0: none
-    free_credits_per_day: int = Field(default=50, ge=0)
+    #: free credits each user may spend a day (an operation costs its price per output image); 0: none.
+    #: Small by default: with the real service every free credit is paid from the operator's balance
+    free_credits_per_day: int = Field(default=5, ge=0)
     #: JSON prices in credits per output image (bot/credits/prices.py); unset: 1 per image for everything
     credit_prices_file: Path | None = None
     #: packs sold for Telegram Stars, "credits:stars" pairs, e.g. "10:50,100:400"; empty: payments are off
@@ -77,15 +82,15 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
 
-    #: the bot's one HTTP server (health, metrics, media links, webhooks); MEDIA_HOST/MEDIA_PORT still work
-    http_host: str = Field(default="0.0.0.0", validation_alias=AliasChoices("http_host", "media_host"))
+    #: the bot's one HTTP server (health, metrics, media links, webhooks); MEDIA_HOST/MEDIA_PORT still work.
+    #: Unset: loopback, unless a webhook or PUBLIC_URL must be reached from outside (see listen_host)
+    http_host: str | None = Field(default=None, validation_alias=AliasChoices("http_host", "media_host"))
     #: 0: any free port (logged); tests use it
     http_port: int = Field(default=8081, ge=0, le=65535, validation_alias=AliasChoices("http_port", "media_port"))
     #: set: webhook mode (setWebhook with this URL; its path is served); unset: long polling
     telegram_webhook_url: str | None = None
     #: the webhook's secret token; unset, derived from the bot token (every replica derives the same)
-    telegram_webhook_secret: SecretStr | None = Field(default=None, min_length=1, max_length=256,
-                                                      pattern=r"^[A-Za-z0-9_-]+$")
+    telegram_webhook_secret: SecretStr | None = None
     #: how long a replica may handle an update before another takes it over (it crashed)
     update_lease_s: float = Field(default=60.0, gt=0)
     #: the secret path the service's task callbacks are served on (e.g. /aiart/<random>); unset: none
@@ -123,6 +128,51 @@ class Settings(BaseSettings):
             return frozenset(str(ipaddress.ip_network(str(part).strip(), strict=False)) for part in value)
         return value
 
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret_as_telegram_takes_it(cls, value: SecretStr | None) -> SecretStr | None:
+        # checked here: pydantic applies no `pattern` to a SecretStr, and the message must not echo the secret
+        if value is not None and not _WEBHOOK_SECRET.fullmatch(value.get_secret_value()):
+            raise ValueError("Telegram takes 1 to 256 characters, each A-Z, a-z, 0-9, _ or -")
+        return value
+
+    @field_validator("poll_policy")
+    @classmethod
+    def _known_poll_policy(cls, value: str) -> str:
+        name, _, argument = value.strip().lower().partition(":")
+        if name == "adaptive" and not argument:
+            return value
+        try:
+            if name == "fixed" and float(argument) > 0:
+                return value
+        except ValueError:
+            pass
+        raise ValueError("use 'adaptive' or 'fixed:<seconds>', e.g. fixed:2")
+
+    @field_validator("telegram_webhook_url", "public_url")
+    @classmethod
+    def _absolute_url(cls, value: str | None) -> str | None:
+        if value and (urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).hostname):
+            raise ValueError("must be an absolute http(s) URL, e.g. https://bot.example.com/telegram")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_log_level(cls, value: str) -> str:
+        if value.upper() not in LOG_LEVELS:
+            raise ValueError(f"use one of {', '.join(LOG_LEVELS)}")
+        return value.upper()
+
+    @field_validator("aiart_webhook_ips")
+    @classmethod
+    def _addresses_or_networks(cls, value: frozenset[str]) -> frozenset[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an address or network, e.g. 54.212.95.175 or 10.0.0.0/8") from None
+        return value
+
     @field_validator("image_handoff")
     @classmethod
     def _signed_links_need_a_public_url(cls, value: str, info: ValidationInfo) -> str:
@@ -141,8 +191,16 @@ class Settings(BaseSettings):
         return next(iter(parse_qs(parts.query).get("password", [])), None)
 
     @property
+    def listen_host(self) -> str:
+        """Where the HTTP server listens: HTTP_HOST, else all interfaces when Telegram or the service must
+        reach it (a webhook, PUBLIC_URL), else loopback only (its /metrics is nobody else's business)."""
+        if self.http_host:
+            return self.http_host
+        return "0.0.0.0" if self.webhook_mode or self.public_url else "127.0.0.1"
+
+    @property
     def uses_sandbox(self) -> bool:
-        """True when no API key is set: the embedded sandbox serves the API."""
+        """True when no API key is set: the embedded sandbox serves the API (a stand-alone sandbox says so itself)."""
         return self.aiart_api_key is None or not self.aiart_api_key.get_secret_value()
 
     @property

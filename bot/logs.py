@@ -21,6 +21,8 @@ REDACTED = "***"
 MIN_SECRET_LENGTH = 6
 #: loggers that print secrets or user content below WARNING
 NOISY_LOGGERS = ("httpx", "httpcore", "telegram", "apscheduler", "aiohttp.access", "hpack")
+#: loggers whose INFO lines are routine (alembic names every migration it applies at each first start)
+ROUTINE_LOGGERS = ("alembic",)
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: the password of any URL with credentials (a database URL): blanked whatever its length
 _URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]*:)[^\s/@]+@")
@@ -75,9 +77,9 @@ def redacting_handler(secrets: Iterable[str], stream: IO[str] | None = None) -> 
 
 
 def quiet_noisy_loggers(level: str | int) -> None:
-    """Keep the loggers that print request URLs (and so the bot token) at WARNING or above."""
+    """Keep the loggers that print request URLs (and so the bot token), and routine ones, at WARNING or above."""
     threshold = max(logging.WARNING, logging.getLevelName(level) if isinstance(level, str) else level)
-    for name in NOISY_LOGGERS:
+    for name in NOISY_LOGGERS + ROUTINE_LOGGERS:
         logging.getLogger(name).setLevel(threshold)
 
 

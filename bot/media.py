@@ -16,21 +16,15 @@ size cap; the oldest links give way first when the cap is reached.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import hmac
-import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-
-from bot.config import Settings
-
-log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 600.0
 DEFAULT_CAPACITY_BYTES = 256 * 1024 * 1024
@@ -168,13 +162,6 @@ class MediaLinks:
         self._size -= len(stored.data)
 
 
-def build_media_app(links: MediaLinks) -> web.Application:
-    """An aiohttp application serving GET (and HEAD) /media/<token>; everything else is 404."""
-    app = web.Application()
-    add_media_routes(app, links)
-    return app
-
-
 def add_media_routes(app: web.Application, links: MediaLinks) -> None:
     """Serve GET (and HEAD) /media/<token> from `links` in `app`; any other method or token is a bare 404."""
 
@@ -188,44 +175,3 @@ def add_media_routes(app: web.Application, links: MediaLinks) -> None:
 
     # every method is routed here, so even a wrong one gets the same bare 404 (not a telling 405)
     app.router.add_route("*", MEDIA_PATH + "{token}", serve)
-
-
-class MediaServer:
-    """Serves a MediaLinks store over HTTP on host:port."""
-
-    def __init__(self, links: MediaLinks) -> None:
-        self.links = links
-        self._runner: web.AppRunner | None = None
-
-    async def start(self, host: str, port: int) -> str:
-        """Listen on host:port (0: any free port); returns the local URL root."""
-        # no access log: a request path is a live capability to an image
-        self._runner = web.AppRunner(build_media_app(self.links), access_log=None, handle_signals=False,
-                                     shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
-        await site.start()
-        bound_host, bound_port = self._runner.addresses[0][:2]
-        return f"http://{bound_host}:{bound_port}"
-
-    async def stop(self) -> None:
-        """Stop listening."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-
-@contextlib.asynccontextmanager
-async def serve_media(settings: Settings) -> AsyncIterator[MediaLinks | None]:
-    """Signed media links served on MEDIA_HOST:MEDIA_PORT while the bot runs; None without PUBLIC_URL."""
-    if not settings.public_url:
-        yield None
-        return
-    secret = settings.media_secret.get_secret_value().encode() if settings.media_secret else None
-    server = MediaServer(MediaLinks(settings.public_url, secret=secret, ttl=settings.media_ttl_s))
-    local = await server.start(settings.media_host, settings.media_port)
-    log.info("serving media links at %s (public root %s)", local, settings.public_url)
-    try:
-        yield server.links
-    finally:
-        await server.stop()

@@ -9,17 +9,24 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import httpx
+from sqlalchemy import make_url
+from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application
 
 from bot.aiart import AiartClient
+from bot.aiart.client import RetryPolicy
+from bot.aiart.errors import AiartError, Unauthorized
+from bot.aiart.models import Credits
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
+from bot.credits.prices import Prices
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
@@ -38,6 +45,15 @@ from bot.metrics import Metrics
 from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
+from bot.startup import (
+    StartupError,
+    database_problem,
+    free_credits_bound,
+    port_problem,
+    require_token,
+    shown_database,
+    who_may_use,
+)
 from bot.store import create_engine, migrate, session_factory
 from bot.store.replicas import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
@@ -52,6 +68,11 @@ log = logging.getLogger(__name__)
 
 #: seconds a SIGTERM gives in-flight handlers and worker steps to finish before they are cancelled
 SHUTDOWN_GRACE_S = 15.0
+#: seconds the start-up balance check may take before the bot starts without it
+SERVICE_PROBE_S = 5.0
+
+_T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -74,9 +95,6 @@ async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection
                                         credits=settings.sandbox_credits))
         base_url = await sandbox.start("127.0.0.1", 0)
         static_url = sandbox.static_url
-        log.warning("SANDBOX MODE: AIART_API_KEY is not set, so the embedded sandbox at %s answers instead of the "
-                    "image service; users get test pictures, marked 'sandbox' in their captions. Set AIART_API_KEY "
-                    "to use the real service.", base_url)
     else:
         key = settings.aiart_api_key.get_secret_value()
         base_url, static_url = settings.aiart_base_url, settings.aiart_static_url
@@ -113,24 +131,30 @@ def worker_config(settings: Settings, *, shutdown_grace: float) -> WorkerConfig:
 
 
 async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None:
-    """Run the bot (long polling, or webhook mode with TELEGRAM_WEBHOOK_URL) until `stop` is set (or SIGINT/SIGTERM)."""
-    if settings.telegram_bot_token is None:
-        raise SystemExit("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in .env")
+    """Run the bot (long polling, or webhook mode with TELEGRAM_WEBHOOK_URL) until `stop` is set (or SIGINT/SIGTERM).
+
+    A problem the operator must fix (the database, the port, the token, a file a setting names) raises
+    StartupError before anything runs, with everything opened so far closed again.
+    """
+    token = require_token(settings)
     stop = stop or _stop_on_signals()
     grace = SHUTDOWN_GRACE_S  # read at run time, so a test can shorten it
-    await migrate(settings.database_url)
+    styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
+    prices = _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices)
+    packs = _load("CREDIT_PACKS", settings.credit_packs, parse_packs)
+    catalogue = build_catalogue(styles)
+    try:
+        await migrate(settings.database_url)
+    except Exception as error:  # whatever the driver raises, the operator's next step is the same
+        raise database_problem(settings.database_url, error) from error
     engine = create_engine(settings.database_url)
     sessions = session_factory(engine)
-    styles = load_catalogue(settings.styles_file)
-    catalogue = build_catalogue(styles)
     metrics = Metrics()
-    policy = CreditPolicy(catalogue, load_prices(settings.credit_prices_file), settings.free_credits_per_day,
-                          parse_packs(settings.credit_packs))
+    policy = CreditPolicy(catalogue, prices, settings.free_credits_per_day, packs)
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
         async with connect_service(settings) as service:
-            token = settings.telegram_bot_token.get_secret_value()
             media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
                               quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
@@ -141,7 +165,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         conversations=Conversations(sessions))
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
-            notifier = notifier_for(application, sandbox=settings.uses_sandbox)
+            # the embedded sandbox, or a service that says in its answers that it is a sandbox
+            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox)
             callback_path = service_callback_path(settings)
             schedule: PollSchedule | CallbackSchedule = PollSchedule.for_policy(
                 settings.poll_policy, time_scale=settings.poll_time_scale)
@@ -179,19 +204,18 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             readiness.loops = {"worker": lambda: worker.last_turn,
                                "intake": lambda: intakes[-1].last_turn if intakes else time.monotonic()}
             server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: unfinished_jobs(sessions)))
-            async with application:
-                local = await server.start(settings.http_host, settings.http_port)
-                log.info("HTTP server at %s (/healthz, /readyz, /metrics%s%s%s)", local,
-                         ", media links" if media else "", ", the Telegram webhook" if settings.webhook_mode else "",
-                         ", service callbacks" if callback_path else "")
-                try:
+            local = await _listen(server, settings)
+            try:
+                await _connect_telegram(application, settings)
+                async with application:
+                    balance = await _probe_service(service, settings)
                     if service.sandbox is not None and callback_path is not None:
                         # the embedded sandbox calls the bot's own endpoint back, on loopback
                         service.sandbox.config.webhook_url = _loopback(local) + callback_path
                     await announce_commands(application)
-                    await application.start()
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
+                    await application.start()
                     parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
                     await replicas.beat()  # this replica's share of the budget before it sends anything
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
@@ -201,8 +225,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
                         parts.append(asyncio.create_task(reconciler.run(parts_stop)))
                     housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
-                    log.info("bot @%s is running (%s)", application.bot.username,
-                             "webhook" if settings.webhook_mode else "long polling")
+                    _announce(settings, application.bot.username, service, prices, local, balance,
+                              media=media is not None, callbacks=callback_path is not None)
                     try:
                         await _until_stopped(stop, [*parts, housekeeping])
                         log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
@@ -216,14 +240,95 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         # send nothing more; only then do the others take it over
                         housekeeping_stop.set()
                         outcomes += await asyncio.gather(housekeeping, return_exceptions=True)
-                finally:
-                    await server.stop()
+            finally:
+                await server.stop()
     finally:
         await engine.dispose()
     failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
     if failures:
         raise failures[0]
     log.info("stopped cleanly")
+
+
+def _load(setting: str, value: _V, load: Callable[[_V], _T]) -> _T:
+    """What a setting names (a file, a list), loaded; a bad one stops the bot with one line naming the setting."""
+    try:
+        return load(value)
+    except (OSError, ValueError) as error:
+        raise StartupError(f"{setting}: {error}") from error
+
+
+async def _listen(server: HttpServer, settings: Settings) -> str:
+    """Start the HTTP server before anything talks to Telegram, so a taken port stops the bot first."""
+    try:
+        return await server.start(settings.listen_host, settings.http_port)
+    except OSError as error:
+        await server.stop()
+        raise port_problem(settings.listen_host, settings.http_port, error) from error
+
+
+async def _connect_telegram(application: Application, settings: Settings) -> None:
+    """getMe: the token is checked and the Bot API reached, or the bot stops saying which."""
+    try:
+        await application.bot.initialize()
+    except InvalidToken as error:
+        await application.bot.shutdown()
+        raise StartupError(f"Telegram rejected TELEGRAM_BOT_TOKEN (the Bot API at {settings.telegram_api_url} "
+                           "answered that it does not know this token): copy the token again from @BotFather "
+                           "(/mybots → your bot → API Token)") from error
+    except TelegramError as error:
+        await application.bot.shutdown()
+        raise StartupError(f"cannot reach the Bot API at {settings.telegram_api_url} ({error.message}): check the "
+                           "network, a firewall or proxy, or TELEGRAM_API_URL") from error
+
+
+async def _probe_service(service: ServiceConnection, settings: Settings) -> Credits | None:
+    """Ask the service its balance once: a refused key stops the bot; the answer says whether it is a sandbox."""
+    if service.sandbox is not None:
+        return None
+    try:
+        return await asyncio.wait_for(service.client.credits(retry=RetryPolicy(attempts=1)), SERVICE_PROBE_S)
+    except Unauthorized as error:
+        raise StartupError(f"the image service at AIART_BASE_URL ({settings.aiart_base_url}) refused AIART_API_KEY: "
+                           "copy the key again from the provider's developer platform (Settings → API Key "
+                           "Management)") from error
+    except (AiartError, TimeoutError) as error:
+        # not fatal: jobs wait in the database and are retried once the service answers
+        log.warning("the image service at AIART_BASE_URL (%s) did not answer at start-up (%s); jobs wait until "
+                    "it does", settings.aiart_base_url, error or type(error).__name__)
+        return None
+
+
+def _announce(settings: Settings, username: str, service: ServiceConnection, prices: Prices, local: str,
+              balance: Credits | None, *, media: bool, callbacks: bool) -> None:
+    """The start-up summary, and a warning for each choice an operator should make on purpose."""
+    sandbox = service.sandbox is not None or service.client.sandbox
+    if service.sandbox is not None:
+        log.warning("SANDBOX MODE: AIART_API_KEY is not set, so the embedded sandbox answers instead of the image "
+                    "service; users get test pictures, marked 'sandbox' in their captions. Set AIART_API_KEY to "
+                    "use the real service.")
+        where = "sandbox (embedded; AIART_API_KEY is not set)"
+    elif sandbox:
+        log.warning("SANDBOX MODE: the service at AIART_BASE_URL (%s) says it is a sandbox; users get test "
+                    "pictures, marked 'sandbox' in their captions. Point AIART_BASE_URL at the real service and "
+                    "set its AIART_API_KEY to go live.", settings.aiart_base_url)
+        where = f"sandbox at {settings.aiart_base_url}"
+    else:
+        left = f", {balance.remaining} tokens left" if balance is not None else ""
+        where = f"{settings.aiart_base_url}{left}"
+    if not sandbox and not settings.bot_allowed_users and not settings.bot_allowed_chats \
+            and settings.free_credits_per_day:
+        log.warning("anyone who finds @%s may use it, and its free credits (FREE_CREDITS_PER_DAY=%d a person a day) "
+                    "are paid from your service balance: set BOT_ALLOWED_USERS or BOT_ALLOWED_CHATS (README, "
+                    "'Restrict it'), or FREE_CREDITS_PER_DAY=0", username, settings.free_credits_per_day)
+    store = make_url(settings.database_url)
+    served = ", ".join(["/healthz /readyz /metrics", *(["media links"] if media else []),
+                        *(["the Telegram webhook"] if settings.webhook_mode else []),
+                        *(["service callbacks"] if callbacks else [])])
+    log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)",
+             username, f"webhook at {settings.telegram_webhook_url}" if settings.webhook_mode else "long polling",
+             f"{store.get_backend_name()} {shown_database(settings.database_url)}", where, who_may_use(settings),
+             free_credits_bound(settings, prices, sandbox=sandbox), local, served)
 
 
 def webhook_secret(settings: Settings) -> str:
@@ -253,8 +358,12 @@ def media_links(settings: Settings) -> MediaLinks | None:
 
 async def _set_webhook(application: Application, settings: Settings) -> None:
     """setWebhook with the URL, the secret (never logged) and the update types the bot handles."""
-    await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
-                                      allowed_updates=ALLOWED_UPDATES)
+    try:
+        await application.bot.set_webhook(settings.telegram_webhook_url or "", secret_token=webhook_secret(settings),
+                                          allowed_updates=ALLOWED_UPDATES)
+    except BadRequest as error:
+        raise StartupError(f"Telegram refused TELEGRAM_WEBHOOK_URL ({settings.telegram_webhook_url}): {error.message}; "
+                           "it takes an https URL on port 443, 80, 88 or 8443") from error
     log.info("webhook set to %s", settings.telegram_webhook_url)
 
 

@@ -1,8 +1,8 @@
 """Database fixtures: every test gets an empty SQLite file and, when configured, an empty PostgreSQL schema.
 
-PostgreSQL tests run on the server named by TEST_POSTGRES_URL (`export TEST_POSTGRES_URL="$(bash
-.ci/postgres.sh)"`). Without it they are skipped on a developer's machine and fail under CI, so CI
-can never pass by silently testing SQLite alone.
+PostgreSQL tests run on the server named by TEST_POSTGRES_URL (CONTRIBUTING.md: a throwaway container or
+a cluster of its own; CI starts one with .ci/postgres.sh). Without it they are skipped on a developer's
+machine and fail under CI, so CI can never pass by silently testing SQLite alone.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def require_postgres_url() -> str:
     if running_under_ci():
         pytest.fail(
             f"{POSTGRES_URL_ENV} is not set but CI is: PostgreSQL tests must run in CI. "
-            f'Start the server with `export {POSTGRES_URL_ENV}="$(bash .ci/postgres.sh)"`.',
+            "Start a server as CONTRIBUTING.md shows, or on a CI machine with `.ci/postgres.sh`.",
             pytrace=False,
         )
-    pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_ENV} (see .ci/postgres.sh)")
+    pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_ENV} (see CONTRIBUTING.md)")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -1,4 +1,4 @@
-"""The figures: the issue's JSON keys, their targets, and the table printed before the JSON line."""
+"""The figures: the JSON keys, their targets, and the table printed before the JSON line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
-#: every key of the closing JSON line, in the issue's order
+#: every key of the closing JSON line, in its order
 KEYS = ("throughput_jobs_s", "throughput_jobs_s_pg", "tg_calls_per_job", "tg_calls_per_job_quick",
         "tg_calls_per_job_slow", "polls_per_task", "lag_p95_s",
         "polls_per_task_fixed2", "lag_p95_s_fixed2", "polls_per_task_fixed5", "lag_p95_s_fixed5",
@@ -49,7 +49,7 @@ def _at_most(key: str, ceiling: float) -> Callable[[Figures], bool | None]:
     return lambda f: None if not _known(f[key]) else f[key] <= ceiling
 
 
-#: (what the issue asks, check)
+#: (the target, check)
 TARGETS: tuple[tuple[str, Callable[[Figures], bool | None]], ...] = (
     ("throughput_jobs_s >= 60", _at_least("throughput_jobs_s", 60)),
     ("tg_calls_per_job <= 3", _at_most("tg_calls_per_job", 3)),
@@ -110,7 +110,7 @@ def figures_table(figures: Figures, runs: Sequence[Figures]) -> str:
 
 
 def json_line(figures: Figures) -> str:
-    """The closing line: exactly the issue's keys, rounded, in order."""
+    """The closing line: exactly these keys, rounded, in order."""
     def rounded(value: float | None) -> float | int | None:
         if value is None:
             return None

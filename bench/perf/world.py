@@ -28,7 +28,7 @@ __all__ = ["NOT_PER_JOB", "RESULT_METHODS", "BotProcess", "NoticeLog", "OkCounte
 WORKER_ID = "bench-worker"
 #: methods whose success means a result reached the chat
 RESULT_METHODS = frozenset({"sendPhoto", "sendDocument", "sendMediaGroup"})
-#: calls that do not count as the jobs' Telegram traffic (issue 5: every call but these; start-up calls
+#: calls that do not count as the jobs' Telegram traffic (every call but these counts; start-up calls
 #: come before the measured part anyway)
 NOT_PER_JOB = frozenset({"getUpdates", "getFile"})
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -42,6 +42,8 @@ SUCCESS_CODE = "000"
 NO_CREDITS_CODE = "510"
 UNKNOWN_ERROR_CODE = "999"
 DEFAULT_STATIC_URL = "https://pub-static.fotor.com"
+#: a sandbox adds this header to its answers, so a client knows its pictures are test pictures
+SANDBOX_HEADER = "X-Aiart-Sandbox"
 
 _STATUS_STATES = {0: TaskState.RUNNING, 1: TaskState.COMPLETED, 2: TaskState.FAILED}
 _T = TypeVar("_T")
@@ -185,6 +187,12 @@ class AiartClient:
         self._retry = retry
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._sandbox = False
+
+    @property
+    def sandbox(self) -> bool:
+        """Whether the service has said (SANDBOX_HEADER) it is a sandbox, not the real service."""
+        return self._sandbox
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r}, static_url={self._static_url!r})"
@@ -209,9 +217,9 @@ class AiartClient:
         return await self._service_call("GET", path, parse, policy=retry or self._retry,
                                         retry_if=_retry_idempotent)
 
-    async def credits(self) -> Credits:
+    async def credits(self, *, retry: RetryPolicy | None = None) -> Credits:
         """GET the account's token balance."""
-        return await self._service_call("GET", "/v1/credits", _credits_of, policy=self._retry,
+        return await self._service_call("GET", "/v1/credits", _credits_of, policy=retry or self._retry,
                                         retry_if=_retry_idempotent)
 
     async def upload(self, data: bytes, *, suffix: str = "jpg", upload_type: str = Request.upload_type,
@@ -292,13 +300,16 @@ class AiartClient:
 
     async def _send(self, request: httpx.Request, label: str) -> httpx.Response:
         try:
-            return await self._http.send(request)
+            response = await self._http.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise ConnectError(self._redact(f"{label}: could not connect: {type(exc).__name__} {exc}")) from exc
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise Timeout(self._redact(f"{label}: timed out: {type(exc).__name__}")) from exc
         except httpx.TransportError as exc:
             raise TransportError(self._redact(f"{label}: transport failed: {type(exc).__name__} {exc}")) from exc
+        if response.headers.get(SANDBOX_HEADER):
+            self._sandbox = True
+        return response
 
     def _unwrap(self, response: httpx.Response, label: str) -> _Envelope:
         if not response.is_success:

@@ -58,6 +58,9 @@ class SandboxConfig:
     public_url: str | None = None
     #: lost, late and duplicated callbacks
     webhook_faults: CallbackFaults = field(default_factory=CallbackFaults)
+    #: say "sandbox" in every /v1 answer (a header), so a client marks its test pictures as such; off only
+    #: where the sandbox stands in for the real service, as in the tests of what users of the real one see
+    announce: bool = True
 
     def __post_init__(self) -> None:
         if not self.api_key:

@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.aiart.client import SANDBOX_HEADER
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector, immediate_fault_response
 from bot.sandbox.lifecycle import TaskRunner
@@ -60,7 +61,7 @@ def build_app(context: ServiceContext) -> web.Application:
     """The aiohttp application serving the service's interface."""
     routes = ServiceRoutes(context)
     # room for a JSON body carrying two BASE64 images of the maximum size
-    app = web.Application(middlewares=[routes.record, routes.gate],
+    app = web.Application(middlewares=[routes.record, routes.announce, routes.gate],
                           client_max_size=context.config.max_image_bytes * 3 + 1024 * 1024)
     for operation in OPERATIONS.values():
         app.router.add_post(operation.path, routes.task_creator(operation))
@@ -117,6 +118,14 @@ class ServiceRoutes:
         self._state.remember(ReceivedRequest(
             method=request.method, path=request.path, query_string=request.query_string,
             headers=HeaderDict(request.headers.items()), body=body[:RECORDED_BODY_LIMIT]))
+
+    @web.middleware
+    async def announce(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+        """Mark every /v1 answer, errors included, as the sandbox's."""
+        response = await handler(request)
+        if self._config.announce and request.path.startswith("/v1/"):
+            response.headers[SANDBOX_HEADER] = "1"
+        return response
 
     @web.middleware
     async def gate(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:

@@ -93,7 +93,7 @@ class Sandbox:
         shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         self.base_url = (self.config.public_url or f"http://{shown_host}:{bound_port}").rstrip("/")
         self.static_url = f"{self.base_url}/static"
-        logger.info("sandbox serving at %s", self.base_url)
+        logger.debug("sandbox serving at %s", self.base_url)
         return self.base_url
 
     async def stop(self) -> None:
@@ -106,7 +106,7 @@ class Sandbox:
             await self._tasks.close()
         if self._loader is not None:
             await self._loader.aclose()
-        logger.info("sandbox at %s stopped", self.base_url)
+        logger.debug("sandbox at %s stopped", self.base_url)
 
     async def __aenter__(self) -> Sandbox:
         if self._runner is None:

@@ -120,7 +120,7 @@ async def announce_commands(application: Application) -> None:
                 log.warning("could not register a command menu or description in %s: %s", code, error)
 
 
-def notifier_for(application: Application, *, sandbox: bool = False) -> TelegramNotifier:
+def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False) -> TelegramNotifier:
     """The worker's notifier, sending through this application's bot (and its rate limiter)."""
     operations = application.bot_data[DEPS_KEY].operations
     return TelegramNotifier(application.bot, sandbox=sandbox,

@@ -69,9 +69,11 @@ def _as_delivery_error(error: TelegramError) -> DeliveryError:
 class TelegramNotifier:
     """Implements the worker's Notifier with a python-telegram-bot Bot."""
 
-    def __init__(self, bot: Bot, *, sandbox: bool = False, keyboard: Keyboard | None = None) -> None:
+    def __init__(self, bot: Bot, *, sandbox: Callable[[], bool] = lambda: False,
+                 keyboard: Keyboard | None = None) -> None:
         self._bot = bot
-        #: results come from the embedded sandbox (no AIART_API_KEY): every caption says so
+        #: whether results come from a sandbox (the embedded one, or a service that says it is one): every
+        #: caption says so; asked at each delivery, since a service may say so only in a later answer
         self._sandbox = sandbox
         #: the follow-up buttons under a result (none when not given)
         self._keyboard = keyboard or (lambda job, operation: None)
@@ -115,7 +117,7 @@ class TelegramNotifier:
         if job.credits > 0:
             description = lazy(N_("{description} · {cost}"), description=description,
                                cost=texts.cost_note(job.language, job.credits))
-        text = texts.result_caption(description, sandbox=self._sandbox, language=job.language)
+        text = texts.result_caption(description, sandbox=self._sandbox(), language=job.language)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.

@@ -4,6 +4,7 @@ and one chat's flood not holding up another chat's results."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import pytest
@@ -66,7 +67,9 @@ async def test_allowed_user_and_admin_are_served_a_stranger_is_told_the_bot_is_p
         await running.stop()
 
 
-async def test_a_stranger_in_a_group_gets_no_reply_while_an_allowed_member_is_served(settings, telegram, group_chat):
+async def test_a_stranger_in_a_group_gets_no_reply_while_an_allowed_member_is_served(settings, telegram, group_chat,
+                                                                                    caplog):
+    caplog.set_level(logging.INFO, logger="bot.tg.handlers.messages")
     running = await started(settings, telegram, bot_allowed_users=frozenset({CAROL.id}))
     try:
         stranger = telegram.user_sends(group_chat, DAVE, photo=samples.jpeg(120, 80),
@@ -81,6 +84,9 @@ async def test_a_stranger_in_a_group_gets_no_reply_while_an_allowed_member_is_se
         assert await jobs_of(settings, DAVE.id) == []
     finally:
         await running.stop()
+    # the log tells the operator the ids to allow, once for the stranger's two messages
+    refusals = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused user")]
+    assert refusals == [f"refused user {DAVE.id} in chat {group_chat.id}: not in BOT_ALLOWED_USERS or BOT_ALLOWED_CHATS"]
 
 
 async def test_an_allowed_chat_lets_its_members_in_there_and_nowhere_else(settings, telegram, group_chat):

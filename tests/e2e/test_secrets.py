@@ -261,7 +261,7 @@ def free_port() -> int:
 @pytest.fixture
 def signed_settings(settings: Settings) -> Settings:
     port = free_port()
-    return settings.model_copy(update={"public_url": f"http://127.0.0.1:{port}", "media_port": port, "http_port": port,
+    return settings.model_copy(update={"public_url": f"http://127.0.0.1:{port}", "http_port": port,
                                        "image_handoff": "signed_url", "media_ttl_s": 3.0})
 
 

@@ -36,6 +36,10 @@ _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _CONFLICT = "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"
 
 
+#: the ports Telegram delivers webhooks to (None: the scheme's own, 443)
+WEBHOOK_PORTS = (None, 80, 88, 443, 8443)
+
+
 @dataclass
 class Delivery:
     """One POST of an update to the webhook, as the bot answered it."""
@@ -123,6 +127,8 @@ class WebhookDelivery:
     def _check_url(self, url: str) -> None:
         parts = urlsplit(url)
         if parts.scheme == "https" and parts.hostname:
+            if parts.port not in WEBHOOK_PORTS:
+                raise bad_request("bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443")
             return
         if parts.scheme == "http" and self.allow_http_loopback and parts.hostname in _LOOPBACK:
             return

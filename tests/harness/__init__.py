@@ -49,8 +49,9 @@ class World:
 
 
 def sandbox_config(**fields: object) -> SandboxConfig:
-    """The sandbox's configuration with the harness's API key."""
-    return SandboxConfig(api_key=SERVICE_KEY, **fields)  # type: ignore[arg-type]
+    """The sandbox's configuration with the harness's API key; it stands in for the real service, so it does
+    not say it is a sandbox unless asked to (`announce=True`)."""
+    return SandboxConfig(api_key=SERVICE_KEY, **{"announce": False, **fields})  # type: ignore[arg-type]
 
 
 @contextlib.asynccontextmanager
@@ -87,7 +88,9 @@ def bot_settings(telegram: FakeTelegram, sandbox: Sandbox | None = None, databas
     bot runs in webhook mode on a port of its own, and the fake may deliver to plain http on loopback.
     """
     values = {"TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_URL": telegram.url, "HTTP_HOST": "127.0.0.1",
-              "HTTP_PORT": str(http_port if http_port is not None else free_port() if webhook else 0)}
+              "HTTP_PORT": str(http_port if http_port is not None else free_port() if webhook else 0),
+              # the tests' people make more than the operator's small default allows a day
+              "FREE_CREDITS_PER_DAY": "50"}
     if webhook:
         telegram.webhook.allow_http_loopback = True  # the explicit switch: Telegram itself wants HTTPS
         values["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{values['HTTP_PORT']}{WEBHOOK_PATH}"

@@ -20,6 +20,9 @@ async def test_set_webhook_is_checked_as_telegram_checks_it():
         fake.webhook.allow_http_loopback = True
         with pytest.raises(BadRequest, match="(?i)https url must be provided"):
             await bot.set_webhook("http://example.com/hook")  # the switch covers loopback only
+        with pytest.raises(BadRequest, match="only on ports 80, 88, 443 or 8443"):
+            await bot.set_webhook("https://example.com:8080/hook")
+        assert await bot.set_webhook("https://example.com:8443/hook")
         for secret in ("has space", "x" * 257, "dollar$", "é"):
             with pytest.raises(BadRequest):
                 await bot.set_webhook("https://example.com/hook", secret_token=secret)

@@ -21,6 +21,8 @@ import pytest
 from aiohttp import web
 from PIL import Image
 
+from bot.aiart import AiartClient
+from bot.aiart.client import SANDBOX_HEADER
 from bot.sandbox import FaultConfig, Sandbox, SandboxConfig, serve
 from bot.sandbox.faults import FaultInjector
 from tests.fakes import samples
@@ -850,3 +852,14 @@ async def test_a_public_url_names_the_sandbox_in_the_urls_it_hands_out() -> None
     assert sandbox.base_url == "http://sandbox.test:8090"
     assert slot["upload_url"].startswith("http://sandbox.test:8090/upload/")
     assert slot["url"].startswith("http://sandbox.test:8090/uploads/")
+
+
+@pytest.mark.parametrize("announce", [True, False])
+async def test_the_sandbox_says_it_is_one_in_every_answer_and_the_client_reads_it(announce):
+    async with running(SandboxConfig(api_key=API_KEY, task_seconds=FAST, announce=announce)) as (sandbox, http):
+        refused = await http.get("/v1/credits", headers={"Authorization": "Bearer wrong"})
+        client = AiartClient(http, base_url=sandbox.base_url, api_key=API_KEY)
+        assert client.sandbox is False  # nothing heard from the service yet
+        await client.credits()
+    assert (SANDBOX_HEADER in refused.headers) is announce  # errors too: a wrong key still learns what it reached
+    assert client.sandbox is announce

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from aiohttp import web
 
 from bot.aiart import AiartClient
 from bot.aiart import models as api
@@ -16,7 +17,7 @@ from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import APIError
 from bot.images import PreparedImage, prepare
 from bot.jobs.handoff import ImageHandoff
-from bot.media import ID_BYTES, MediaLinks, MediaServer, MediaSigner, MediaTooLarge, SignedMedia
+from bot.media import ID_BYTES, MediaLinks, MediaSigner, MediaTooLarge, SignedMedia, add_media_routes
 from tests.fakes import samples
 
 PUBLIC = "https://bot.example.org/"
@@ -156,8 +157,13 @@ def test_reprs_hold_no_secret(links):
 
 async def test_the_server_answers_a_link_and_a_bare_404_for_anything_else(clock):
     links = MediaLinks("http://placeholder", secret=SECRET, ttl=60, clock=clock)
-    server = MediaServer(links)
-    root = await server.start("127.0.0.1", 0)
+    app = web.Application()
+    add_media_routes(app, links)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    root = f"http://127.0.0.1:{runner.addresses[0][1]}"
     try:
         path = urlsplit(links.link(JPEG, "image/jpeg")).path
         async with httpx.AsyncClient(base_url=root) as http:
@@ -176,7 +182,7 @@ async def test_the_server_answers_a_link_and_a_bare_404_for_anything_else(clock)
             expired = await http.get(path)
             assert expired.status_code == 404
     finally:
-        await server.stop()
+        await runner.cleanup()
 
 
 # --- the hand-off that uses the links ------------------------------------------------------------

@@ -19,6 +19,8 @@ from bot.tg.handlers.router import Router
 log = logging.getLogger(__name__)
 ROUTER_KEY = "router"
 REFUSED_KEY = "refused"
+#: bot_data key of the same memory for the log line that names a refused sender and chat
+REFUSED_LOGGED_KEY = "refused-logged"
 #: a refused sender is told the bot is private at most once in this many seconds
 REFUSE_EVERY_S = 600.0
 #: senders remembered as refused before the ones told long ago are forgotten
@@ -45,6 +47,10 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     # a refused sender's language is their Telegram app's: no stored choice is read for them
     user = update.effective_user
     language = user.language_code if user else None
+    if _refusal_due(context, update, REFUSED_LOGGED_KEY):
+        # how an operator learns the ids to allow (README, "Restrict it"); once per sender and quiet spell
+        log.info("refused user %s in chat %s: not in BOT_ALLOWED_USERS or BOT_ALLOWED_CHATS",
+                 user.id if user else None, chat.id if chat else None)
     try:
         if update.pre_checkout_query:
             # unanswered, the payment would hang until Telegram gives up after 10 s
@@ -58,17 +64,18 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     raise ApplicationHandlerStop
 
 
-def _refusal_due(context: ContextTypes.DEFAULT_TYPE, update: Update) -> bool:
-    """Whether to tell this refused sender again (once per REFUSE_EVERY_S: a flood of them costs one reply)."""
-    told: dict[int | None, float] = context.bot_data.setdefault(REFUSED_KEY, {})
+def _refusal_due(context: ContextTypes.DEFAULT_TYPE, update: Update, key: str = REFUSED_KEY) -> bool:
+    """Whether to tell this refused sender again (once per REFUSE_EVERY_S: a flood of them costs one reply);
+    `key` keeps another such memory (the log line's)."""
+    told: dict[int | None, float] = context.bot_data.setdefault(key, {})
     sender, now = update_sender_id(update), time.monotonic()
     last = told.get(sender)
     if last is not None and now - last < REFUSE_EVERY_S:
         return False
     told[sender] = now
     if len(told) > _REFUSED_KEPT:
-        for key in [key for key, at in told.items() if now - at >= REFUSE_EVERY_S]:
-            del told[key]
+        for stale in [sender for sender, at in told.items() if now - at >= REFUSE_EVERY_S]:
+            del told[stale]
     return True
 
 
