@@ -124,3 +124,19 @@ def test_a_queued_jobs_place_is_said_with_the_right_plural():
     assert "queued, 1 job ahead" in queued_text(upscale, {"factor": 2}, ahead=1)
     assert "queued, 3 jobs ahead" in queued_text(upscale, {"factor": 2}, ahead=3)
     assert "ahead" not in queued_text(upscale, {"factor": 2})
+
+
+def test_every_arabic_text_isolates_its_numbers_and_commands():
+    isolated = re.compile(f"{FSI}[^{FSI}{PDI}]*{PDI}")
+    bare = []
+    for message in catalogues.read("ar"):
+        if not message.id:
+            continue
+        original = message.id if isinstance(message.id, str) else message.id[-1]
+        fields = {name: "x" for name in PLACEHOLDER.findall(original) if name != "count"}
+        if isinstance(message.id, tuple):
+            said = [ntr("ar", *message.id, count, **fields) for count in (0, 1, 2, 3, 11, 100)]
+        else:
+            said = [tr("ar", message.id, **fields, **({"count": 3} if "{count}" in original else {}))]
+        bare += [text for text in said if re.search(r"\d|(?<!\w)/[a-z]", isolated.sub("", text))]
+    assert bare == []
