@@ -5,8 +5,8 @@ it) and rendered with `tr` (or `ntr` for counts) in the language of the person i
 is made before its reader's language is known (an argument parser, an image check), it is a `Text`
 (a msgid with its fields) and rendered later, where the language is known.
 
-Right-to-left languages (Arabic): `tr` wraps every filled field, and every /command written in the
-translation, in Unicode isolates (FSI … PDI), so numbers, commands and Latin words keep their own
+Right-to-left languages (Arabic): `tr` wraps every filled field, and every /command and number written in
+the translation, in Unicode isolates (FSI … PDI), so numbers, commands and Latin words keep their own
 direction and the punctuation around them stays where the translator put it.
 """
 
@@ -31,8 +31,10 @@ DOMAIN = "bot"
 
 #: FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE (Unicode bidi, UAX #9)
 FSI, PDI = "\u2068", "\u2069"
-#: a /command and the Latin words, numbers and brackets written right after it ("/upscale 2", "/cancel all")
-_COMMAND_RUN = re.compile(r"(?<![\w/{])/[A-Za-z_]+(?:@\w+)?(?: [\x21-\x7a|~]+(?<![.,:;]))*")
+#: a /command and the Latin words, numbers and brackets written right after it ("/upscale 2", "/cancel all"),
+#: or a number a translator wrote ("20", "2:1"), which a right-to-left sentence would otherwise reorder
+_COMMAND_RUN = re.compile(r"(?<![\w/{])/[A-Za-z_]+(?:@\w+)?(?: [\x21-\x7a|~]+(?<![.,:;]))*"
+                          r"|(?<![\w{])\d+(?:[.,:×]\d+)*(?![\w}])")
 
 
 def N_(message: str) -> str:  # gettext's conventional name for a marker

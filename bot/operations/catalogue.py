@@ -132,6 +132,13 @@ class Operation:
     typical_seconds: float = 10.0
     #: how many result images a job makes (each costs one service token)
     outputs: Callable[[Args], int] = field(default=lambda args: 1)
+    #: the title as a noun, for sentences ("Colorizing needs a photo"), a msgid; None: the title is one already
+    noun: str | None = None
+
+    @property
+    def title_noun(self) -> str:
+        """The operation's name (a msgid) for use inside a sentence, where a verb-like button title reads wrong."""
+        return self.title if self.noun is None else self.noun
 
     @property
     def accepts_base64(self) -> bool:
@@ -470,7 +477,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
         Operation("upscale", N_("Upscale"), N_("Enlarge a photo 2× or 4×"), N_("/upscale [2|4]"), 1,
                   _parse_upscale, _build_upscale, lambda a: lazy(N_("Upscale ×{factor}"), factor=a["factor"]),
                   api.UpscaleRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=8,
-                  menu=(MenuButton(N_("Upscale 2×"), "2"), MenuButton(N_("Upscale 4×"), "4")), default_choices=("2", "4"),
+                  menu=(MenuButton(N_("Upscale 2×"), "2"), MenuButton(N_("Upscale 4×"), "4")), default_choices=("2", "4"), noun=N_("Upscaling"),
                   cli=(_option("--factor", type=int, choices=(2, 4), default=2),)),
         Operation("retouch", N_("Skin retouch"), N_("Smooth skin in a portrait"), N_("/retouch"), 1,
                   _no_args, lambda a, i: api.RetouchRequest(image=i[0].ref), lambda a: lazy(N_("Skin retouch")),
@@ -479,7 +486,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   N_("/imagine [style] [size] <description>"), 0, c.parse_imagine, c.build_imagine,
                   lambda a: lazy(N_("Imagine ({style}, {size}): {prompt}"), style=a["style"], size=a["size"],
                                  prompt=a["prompt"][:300]), api.Text2ImgRequest,
-                  style_group="imagine", image_names=(), typical_seconds=15,
+                  style_group="imagine", image_names=(), typical_seconds=15, noun=N_("Drawing from a description"),
                   cli=(_option("--style"), _option("--size"), _option("--prompt", required=True))),
         Operation("art", N_("Art effect"), N_("Repaint a photo in an art style"), N_("/art <style> [description]"), 1,
                   c.parse_art, c.build_art, _style_caption(N_("Art")), api.Img2ImgRequest,
@@ -491,7 +498,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a: (lazy(N_("Background removed")) if a["mode"] == "auto"
                              else lazy(N_("Background removed ({mode})"), mode=a["mode"])),
                   api.RemoveBackgroundRequest, limits=replace(DEFAULT_LIMITS, max_side=4096),
-                  result=ResultKind.PNG_DOCUMENT, typical_seconds=6,
+                  result=ResultKind.PNG_DOCUMENT, typical_seconds=6, noun=N_("Background removal"),
                   cli=(_option("--mode", choices=("auto", "body", "object"), default="auto"),)),
         Operation("headshot", N_("Headshot"), N_("Make headshots in a style"), N_("/headshot <style> [count]"), 1,
                   c.parse_headshot, c.build_headshot,
@@ -503,10 +510,12 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   cli=(_option("--style", required=True), _option("--count", type=int))),
         Operation("colorize", N_("Colorize"), N_("Add colour to a black-and-white photo"), N_("/colorize"), 1,
                   _no_args, lambda a, i: api.ColorizeRequest(image=i[0].ref), lambda a: lazy(N_("Colorized")),
-                  api.ColorizeRequest, limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8),
+                  api.ColorizeRequest, limits=replace(DEFAULT_LIMITS, max_side=4096), typical_seconds=8,
+                  noun=N_("Colorizing")),
         Operation("restore", N_("Restore"), N_("Repair an old or damaged photo"), N_("/restore"), 1,
                   _no_args, lambda a, i: api.RestoreRequest(image=i[0].ref), lambda a: lazy(N_("Restored")),
-                  api.RestoreRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10),
+                  api.RestoreRequest, limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=10,
+                  noun=N_("Restoration")),
         Operation("faceswap", N_("Face swap"), N_("Put a face into another photo"), N_("/faceswap"), 2,
                   _no_args, lambda a, i: api.FaceSwapRequest(image=i[0].ref, template_image=i[1].ref),
                   lambda a: lazy(N_("Face swap")), api.FaceSwapRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
@@ -516,6 +525,7 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   _parse_expand, lambda a, i: api.ExpandRequest(image=i[0].ref, **a),
                   lambda a: lazy(N_("Expanded by {left}/{top}/{right}/{bottom} px"), **a), api.ExpandRequest,
                   limits=replace(DEFAULT_LIMITS, max_side=2048), typical_seconds=12, presets=_expand_presets(2048),
+                  noun=N_("Expansion"),
                   cli=(_option("--pad", nargs=4, type=int, metavar=("LEFT", "TOP", "RIGHT", "BOTTOM"),
                                required=True),)),
         Operation("replace", N_("Replace"), N_("Paint something where a mask is white"),
@@ -523,14 +533,14 @@ def build_catalogue(styles: StyleCatalogue) -> dict[str, Operation]:
                   lambda a, i: api.ReplaceRequest(image=i[0].ref, mask=i[1].ref, content=a["prompt"]),
                   lambda a: lazy(N_("Replace: {prompt}"), prompt=a["prompt"][:300]), api.ReplaceRequest,
                   limits=replace(DEFAULT_LIMITS, max_side=2048), menu=(), image_names=(N_("photo"), N_("mask")),
-                  typical_seconds=15, cli=(_option("--prompt", required=True),)),
+                  typical_seconds=15, noun=N_("Replacement"), cli=(_option("--prompt", required=True),)),
         Operation("generate", N_("Generate"), N_("Draw a picture with a chosen model, optionally from reference photos"),
                   N_("/generate [model] [ratio] [resolution] <description>"), 0, c.parse_generate, c.build_generate,
                   lambda a: lazy(N_("Generate ({model}, {ratio}, {resolution}): {prompt}"), model=a["model"],
                                  ratio=a["ratio"], resolution=a["resolution"], prompt=a["prompt"][:300]),
                   api.ImageGenerationRequest, limits=replace(DEFAULT_LIMITS, max_side=2048),
                   style_group="generate", style_argument="model", style_fallback=styles.group("generate").default,
-                  image_names=(N_("reference photo"),),
+                  image_names=(N_("reference photo"),), noun=N_("Generation"),
                   max_images=int(styles.group("generate").settings.get("max_references", 4)), typical_seconds=20,
                   cli=(_option("--model"), _option("--ratio"), _option("--resolution"),
                        _option("--prompt", required=True))),

@@ -14,7 +14,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from bot.i18n import N_
+
 MAX_STYLE_NAME = 24
+#: the labels of the shipped styles.json, as msgids (a label an operator writes in a copy shows as written);
+#: model names are brands and stay as they are
+SHIPPED_LABELS = (N_("No style"), N_("Cartoon"), N_("Anime"), N_("Oil painting"), N_("Watercolor"),
+                  N_("Pencil sketch"), N_("Cyberpunk"), N_("Business"), N_("Fashion"))
 
 
 @dataclass(frozen=True)

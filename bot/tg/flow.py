@@ -126,7 +126,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
     except StyleMissing:
         group = d.styles.group(operation.style_group)
         await ask(context, source, tr(language, texts.STYLE_PROMPT), editable,
-                  keyboards.style_picker(operation.name, group), images)
+                  keyboards.style_picker(language, operation.name, group), images)
         return
     except ArgumentError as error:
         if await offer_presets(context, operation, args_text, source, images, editable):
@@ -140,7 +140,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
             return
     if operation.images == 1 and not images:
         await refuse(context, source, operation,
-                     tr(language, texts.NEED_IMAGE, title=tr(language, operation.title),
+                     tr(language, texts.NEED_IMAGE, title=tr(language, operation.title_noun),
                         usage=tr(language, operation.usage)), args=args,
                      editable=editable)
         return
@@ -344,7 +344,7 @@ async def _ask_for_next(context: ContextTypes.DEFAULT_TYPE, operation: Operation
         text = tr(language, texts.PAIR_REPLY_SECOND if group else texts.NEED_PAIR_SECOND, first=first, second=second)
     else:
         text = tr(language, texts.PAIR_REPLY_FIRST if group else texts.NEED_PAIR_FIRST,
-                  title=tr(language, operation.title), first=first, second=second)
+                  title=tr(language, operation.title_noun), first=first, second=second)
     if hint:
         text = f"{text} {tr(language, texts.PAIR_TIMEOUT_HINT)}"
     if group:
@@ -368,9 +368,8 @@ async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id
     operation = deps(context).operations.get(pending.operation)
     if operation is None:
         return None
-    return tr(language, texts.PAIR_EXPIRED, title=tr(language, operation.title).lower(),
-              second=tr(language, operation.image_names[-1]), minutes=max(1, int(PENDING_FOR.total_seconds() // 60)),
-              command=f"/{operation.name}")
+    return texts.pair_expired(language, tr(language, operation.title_noun).lower(), tr(language, operation.image_names[-1]),
+                              max(1, int(PENDING_FOR.total_seconds() // 60)), f"/{operation.name}")
 
 
 async def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int, language: str) -> str | None:
@@ -386,7 +385,7 @@ def _still_waiting_text(context: ContextTypes.DEFAULT_TYPE, pending: PendingInpu
     if operation is None:
         return None
     needed = operation.image_names[min(len(pending.file_ids), len(operation.image_names) - 1)]
-    return tr(language, texts.PAIR_STILL_WAITING, needed=tr(language, needed), title=tr(language, operation.title).lower())
+    return tr(language, texts.PAIR_STILL_WAITING, needed=tr(language, needed), title=tr(language, operation.title_noun).lower())
 
 
 async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
@@ -512,8 +511,7 @@ async def _queue_album(context: ContextTypes.DEFAULT_TYPE, user_id: int, pending
     language = await language_for(context, pending.source)
     if len(pending.file_ids) > operation.most_images:
         await refuse(context, pending.source, operation,
-                     tr(language, texts.TOO_MANY_IMAGES, title=tr(language, operation.title),
-                        count=operation.most_images))
+                     texts.too_many_images(language, tr(language, operation.title_noun), operation.most_images))
         return
     if len(pending.file_ids) < operation.images:
         await _ask_for_rest(context, user_id, operation, pending, language)

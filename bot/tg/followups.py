@@ -20,6 +20,7 @@ from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue
 from bot.store import JobRecord
 from bot.tg import texts
+from bot.tg.keyboards import rows, style_label
 
 PREFIX = "fu"
 AGAIN, STYLE, NEXT = "a", "s", "n"
@@ -65,7 +66,7 @@ def _data(*parts: object) -> str | None:
 
 
 def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation, str, str]]:
-    """(operation, button label, argument text) for what makes sense on one result image."""
+    """(operation, button label (a msgid), argument text) for what makes sense on one result image."""
     found = []
     for operation in operations.values():
         if operation.images != 1:
@@ -79,28 +80,24 @@ def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation
     return found[:MAX_NEXT]
 
 
-def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
-    return [buttons[i:i + width] for i in range(0, len(buttons), width)]
-
-
 def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
     """The buttons under a delivered result of `job`."""
     lang = job.language
     first = [InlineKeyboardButton(tr(lang, texts.FU_AGAIN), callback_data=_data(PREFIX, job.id, AGAIN))]
     if operation.style_group is not None:
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_STYLE), callback_data=_data(PREFIX, job.id, STYLE)))
-    following = [InlineKeyboardButton(label, callback_data=data)
+    following = [InlineKeyboardButton(tr(lang, label), callback_data=data)
                  for next_op, label, argument in next_operations(operations)
                  if (data := _data(PREFIX, job.id, NEXT, next_op.name, argument)) is not None]
-    return InlineKeyboardMarkup([first, *_rows(following, 3)])
+    return InlineKeyboardMarkup([first, *rows(following, 3)])
 
 
 def style_keyboard(job: JobRecord, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:
     """The styles of the job's operation, each making a new job with the same input in that style."""
     group = styles.group(operation.style_group)
-    buttons = [InlineKeyboardButton(style.label, callback_data=data) for style in group.styles.values()
+    buttons = [InlineKeyboardButton(style_label(job.language, style), callback_data=data) for style in group.styles.values()
                if (data := _data(PREFIX, job.id, STYLE, style.key)) is not None]
-    return InlineKeyboardMarkup(_rows(buttons, 2))
+    return InlineKeyboardMarkup(rows(buttons, 2))
 
 
 def picture_keyboard(job: JobRecord, choice: FollowUp) -> InlineKeyboardMarkup:
@@ -108,4 +105,4 @@ def picture_keyboard(job: JobRecord, choice: FollowUp) -> InlineKeyboardMarkup:
     buttons = [InlineKeyboardButton(tr(job.language, texts.FU_PICTURE, number=index + 1), callback_data=data)
                for index in range(len(job.result_files))
                if (data := _data(PREFIX, job.id, NEXT, choice.operation, choice.argument, index)) is not None]
-    return InlineKeyboardMarkup(_rows(buttons, 5))
+    return InlineKeyboardMarkup(rows(buttons, 5))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -9,7 +10,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.i18n import Text, render, tr
 from bot.operations.catalogue import Operation
-from bot.operations.styles import StyleGroup
+from bot.operations.styles import Style, StyleGroup
 
 MENU_PREFIX = "op"
 STYLE_PREFIX = "st"
@@ -43,28 +44,50 @@ def _data(kind: str, operation: str, argument: str = "") -> str:
     return data
 
 
-def _rows(buttons: list[InlineKeyboardButton], width: int) -> list[list[InlineKeyboardButton]]:
-    return [buttons[i:i + width] for i in range(0, len(buttons), width)]
+#: the most characters a label may show in a row of n buttons on a phone's screen before Telegram cuts it off
+MOST_CHARS = {1: 40, 2: 20, 3: 13, 4: 9, 5: 7}
+
+
+def visible_length(label: str) -> int:
+    """How many characters a label shows (direction isolates, joiners and combining marks take no room)."""
+    return sum(1 for char in label if unicodedata.category(char) not in ("Cf", "Mn"))
+
+
+def rows(buttons: Sequence[InlineKeyboardButton], most: int) -> list[list[InlineKeyboardButton]]:
+    """The buttons in order, up to `most` a row, but fewer where a label would not fit the narrower buttons."""
+    laid: list[list[InlineKeyboardButton]] = []
+    for button in buttons:
+        row = laid[-1] + [button] if laid else []
+        if row and len(row) <= most and all(visible_length(b.text) <= MOST_CHARS[len(row)] for b in row):
+            laid[-1] = row
+        else:
+            laid.append([button])
+    return laid
+
+
+def style_label(language: str, style: Style) -> str:
+    """A style's label in `language` (the shipped ones are translated; an operator's own shows as written)."""
+    return tr(language, style.label)
 
 
 def operations_menu(operations: Mapping[str, Operation], language: str) -> InlineKeyboardMarkup:
     """The menu shown under a photo sent without a command: each operation's buttons from its catalogue entry."""
     buttons = [InlineKeyboardButton(tr(language, button.label), callback_data=_data(MENU_PREFIX, operation.name, button.argument))
                for operation in operations.values() for button in operation.menu_buttons]
-    return InlineKeyboardMarkup(_rows(buttons, 2))
+    return InlineKeyboardMarkup(rows(buttons, 2))
 
 
-def style_picker(operation: str, group: StyleGroup) -> InlineKeyboardMarkup:
+def style_picker(language: str, operation: str, group: StyleGroup) -> InlineKeyboardMarkup:
     """Buttons for the styles of one operation."""
-    buttons = [InlineKeyboardButton(style.label, callback_data=_data(STYLE_PREFIX, operation, style.key))
+    buttons = [InlineKeyboardButton(style_label(language, style), callback_data=_data(STYLE_PREFIX, operation, style.key))
                for style in group.styles.values()]
-    return InlineKeyboardMarkup(_rows(buttons, 2))
+    return InlineKeyboardMarkup(rows(buttons, 2))
 
 
 def argument_keyboard(language: str, kind: str, operation: Operation,
                       offered: Sequence[tuple[Text | str, str]]) -> InlineKeyboardMarkup | None:
-    """(label, argument text) pairs as buttons of `kind`, three a row, leaving out any whose data would be too
+    """(label, argument text) pairs as buttons of `kind`, up to three a row, leaving out any whose data would be too
     long; None when none are left."""
     buttons = [InlineKeyboardButton(render(language, label), callback_data=data) for label, argument in offered
                if len((data := f"{kind}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
-    return InlineKeyboardMarkup(_rows(buttons, 3)) if buttons else None
+    return InlineKeyboardMarkup(rows(buttons, 3)) if buttons else None

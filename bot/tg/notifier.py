@@ -171,7 +171,7 @@ class TelegramNotifier:
             return False
         what = operation.describe(job.args)
         text = (tr(job.language, texts.PROGRESS_STARTED, what=what) if elapsed <= 0
-                else tr(job.language, texts.PROGRESS_RUNNING, what=what, seconds=elapsed))
+                else texts.progress_running(job.language, what, elapsed))
         try:
             await self._bot.edit_message_text(text, job.chat_id, job.status_message_id)
         except TelegramError as error:

@@ -52,8 +52,6 @@ NEED_PAIR_FIRST = N_("{title} needs two images: first the {first}, then the {sec
 NEED_PAIR_SECOND = N_("Got the {first}. Now send the {second}.")
 PAIR_TIMEOUT_HINT = N_("(Send /cancel to stop.)")
 PAIR_STILL_WAITING = N_("I'm still waiting for the {needed} for your {title}. Send it as a photo, or /cancel to stop.")
-PAIR_EXPIRED = N_("Your {title} request expired: the {second} didn't come within {minutes} min. "
-                  "Send {command} to start again.")
 PAIR_STOPPED = N_("Stopped: I'm no longer waiting for photos from you.")
 MENU_PROMPT = N_("What should I do with this photo?")
 MENU_EXPIRED = N_("This menu has expired. Send your photo or command again.")
@@ -76,7 +74,6 @@ REFUND_ADMINS_ONLY = N_("Only the bot's admins can use /refund.")
 BALANCE_FAILED = N_("Couldn't get the balance from the image service; try again later.")
 NOTHING_TO_CANCEL = N_("Nothing to cancel: you have no jobs in progress here.")
 NO_ACTIVE_JOBS = N_("No jobs in progress for you in this chat.")
-TOO_MANY_IMAGES = N_("{title} takes at most {count} photos; please send fewer.")
 MENU_NEEDS_ARGUMENTS = N_("{reason}\nReply to your photo with {usage}.")
 USAGE_LINE = N_("{reason}\nUsage: {usage}")
 QUEUE_FAILED = N_("Sorry, I couldn't queue that just now. Please try again.")
@@ -171,8 +168,8 @@ def status_list(jobs: list[JobRecord], operations: Mapping[str, Operation], now:
         title = render(language, operation.describe(job.args)) if operation else job.operation
         minutes = max(0, int((now - job.created_at).total_seconds() // 60))
         cost = f" · {cost_note(language, job.credits)}" if job.credits > 0 else ""
-        lines.append("• " + tr(language, N_("{title} — {state}, {minutes} min"), title=title,
-                               state=state_word(job.state, language=language), minutes=minutes) + cost)
+        lines.append("• " + ntr(language, "{title} — {state}, {count} minute", "{title} — {state}, {count} minutes",
+                                minutes, title=title, state=state_word(job.state, language=language)) + cost)
     if len(jobs) > 20:
         lines.append(tr(language, N_("… and {count} more"), count=len(jobs) - 20))
     return "\n".join(lines)
@@ -189,9 +186,26 @@ def quota_text(reason: str | Text, retry_at: datetime | None, now: datetime, *,
     if retry_at is None:
         return reason
     minutes = max(1, int((retry_at - now).total_seconds() // 60) + 1)
-    when = (tr(language, N_("{minutes} min"), minutes=minutes) if minutes < 120
-            else tr(language, N_("{hours} h {minutes} min"), hours=minutes // 60, minutes=minutes % 60))
-    return tr(language, N_("{reason} You can start a new one in {when}."), reason=reason, when=when)
+    if minutes < 120:
+        return ntr(language, "{reason} You can start a new one in {count} minute.",
+                   "{reason} You can start a new one in {count} minutes.", minutes, reason=reason)
+    # past two hours the minutes no longer help: the next whole hour, never earlier than the truth
+    return ntr(language, "{reason} You can start a new one in {count} hour.",
+               "{reason} You can start a new one in {count} hours.", -(-minutes // 60), reason=reason)
+
+
+def too_many_images(language: str, title: str, most: int) -> str:
+    """The refusal of more photos than an operation takes (`title`: its name in a sentence, translated)."""
+    return ntr(language, "{title} takes at most {count} photo; please send fewer.",
+               "{title} takes at most {count} photos; please send fewer.", most, title=title)
+
+
+def pair_expired(language: str, title: str, second: str, minutes: int, command: str) -> str:
+    """The notice that a two-image request ran out of time before its second image came."""
+    return ntr(language, "Your {title} request expired: the {second} didn't come within {count} minute. "
+                         "Send {command} to start again.",
+               "Your {title} request expired: the {second} didn't come within {count} minutes. "
+               "Send {command} to start again.", minutes, title=title, second=second, command=command)
 
 
 def caption(text: str) -> str:
@@ -241,7 +255,6 @@ FU_NOT_YOURS = N_("Only the person who asked for this result can use its buttons
 FU_GONE = N_("That result is no longer available. Send the photo again.")
 REACTION_DONE = "👍"
 REACTION_FAILED = "👎"
-PROGRESS_RUNNING = N_("⏳ {what} — at the image service, {seconds} s so far. I'll reply with the result.")
 PROGRESS_STARTED = N_("⏳ {what} — at the image service. I'll reply with the result.")
 HISTORY_EMPTY = N_("You have no results in this chat yet.")
 HISTORY_TITLE = N_("Your recent jobs here:")
@@ -296,7 +309,6 @@ ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401):
 
 NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
 MORE_BY_BUYING = N_("Buy more with /buy.")
-MORE_TOMORROW = N_("Tomorrow you get {free} free credits again.")
 MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
 POOL_ONLY_FOR_CHATS = N_("Messages sent on behalf of a channel or as an anonymous admin get no free credits: only "
                          "this group's pool pays for them, and it can't cover this one. Send it as yourself, or "
@@ -315,9 +327,6 @@ PURCHASED = N_("Thank you! {credits} credits added; you now have {balance}.")
 REFUND_USAGE = N_("Usage: /refund <telegram_payment_charge_id>")
 REFUND_UNKNOWN = N_("I know no payment with that charge id; nothing was refunded.")
 REFUND_ALREADY = N_("That payment was already refunded.")
-REFUND_SPENT = N_("I can't refund that payment: its {credits} credits were already spent "
-                  "(the user has {balance} left). Nothing was refunded.")
-REFUND_DONE = N_("Refunded: the payment's Stars went back to user {user_id}, and {credits} credits were taken back.")
 REFUND_FAILED = N_("Telegram refused the refund ({reason}); nothing was changed.")
 POOL_USAGE = N_("In a group: /pool add <credits> moves your credits into the group's pool, which members spend "
                 "before their own; /pool cap <credits> sets how many each member may use a day (/pool cap off: "
@@ -326,9 +335,6 @@ POOL_GROUPS_ONLY = N_("Pools are for groups: send /pool in a group.")
 POOL_ADMINS_ONLY = N_("Only this group's admins can manage its pool.")
 POOL_ADMIN_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so nothing changed. "
                              "Please try again in a moment.")
-POOL_ADDED = N_("Moved {amount} credits into this group's pool; it now holds {pool}.")
-POOL_SHORT = N_("You don't have {amount} bought credits to move. /balance shows what you have; /buy gets more.")
-POOL_CAP_SET = N_("Each member may now use up to {cap} credits a day from this group's pool.")
 POOL_CAP_OFF = N_("Members may now use this group's pool without a daily limit.")
 
 
@@ -343,8 +349,49 @@ def not_enough_credits(language: str, price: int, available: int, free_per_day: 
     if can_buy:
         parts.append(tr(language, MORE_BY_BUYING))
     if free_per_day > 0:
-        parts.append(tr(language, MORE_TOMORROW, free=free_per_day))
+        parts.append(ntr(language, "Tomorrow you get {count} free credit again.",
+                         "Tomorrow you get {count} free credits again.", free_per_day))
     if not can_buy and free_per_day <= 0:
         parts.append(tr(language, MORE_FROM_OPERATOR))
     return " ".join(parts)
 REFUND_COMMAND = N_("Refund a Stars payment: /refund <charge id>")
+
+
+def progress_running(language: str, what: Text, seconds: int) -> str:
+    """A job's status while the service works on it, with how long it has so far."""
+    return ntr(language, "⏳ {what} — at the image service, {count} second so far. I'll reply with the result.",
+               "⏳ {what} — at the image service, {count} seconds so far. I'll reply with the result.", seconds,
+               what=what)
+
+
+def refund_spent(language: str, credits: int, balance: int) -> str:
+    """A refund refused because the payment's credits are spent."""
+    return ntr(language, "I can't refund that payment: its {count} credit was already spent "
+                         "(the user has {balance} left). Nothing was refunded.",
+               "I can't refund that payment: its {count} credits were already spent "
+               "(the user has {balance} left). Nothing was refunded.", credits, balance=balance)
+
+
+def refund_done(language: str, user_id: int, credits: int) -> str:
+    """A refund made: the Stars went back and the credits were taken back."""
+    return ntr(language, "Refunded: the payment's Stars went back to user {user_id}, and {count} credit was taken back.",
+               "Refunded: the payment's Stars went back to user {user_id}, and {count} credits were taken back.",
+               credits, user_id=user_id)
+
+
+def pool_added(language: str, amount: int, pool: int) -> str:
+    """Credits moved into a group's pool, and what it holds now."""
+    return ntr(language, "Moved {count} credit into this group's pool; it now holds {pool}.",
+               "Moved {count} credits into this group's pool; it now holds {pool}.", amount, pool=pool)
+
+
+def pool_short(language: str, amount: int) -> str:
+    """A move into the pool refused: the mover has fewer bought credits."""
+    return ntr(language, "You don't have {count} bought credit to move. /balance shows what you have; /buy gets more.",
+               "You don't have {count} bought credits to move. /balance shows what you have; /buy gets more.", amount)
+
+
+def pool_cap_set(language: str, cap: int) -> str:
+    """The pool's new daily cap per member."""
+    return ntr(language, "Each member may now use up to {count} credit a day from this group's pool.",
+               "Each member may now use up to {count} credits a day from this group's pool.", cap)

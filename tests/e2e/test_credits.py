@@ -132,7 +132,7 @@ async def test_a_user_without_credits_is_told_how_to_get_more(settings, telegram
         telegram.user_sends(bob, BOB, photo=samples.jpeg(400, 400), caption="/headshot business 2")
         refusal = await wait_text(telegram, bob.id, "Not enough credits")
         assert "costs 2 credits" in refusal and "you can spend 1 now" in refusal
-        assert "Tomorrow you get 1 free credits again" in refusal
+        assert "Tomorrow you get 1 free credit again" in refusal
         assert ("/buy" in refusal) == bool(packs)
         telegram.user_sends(bob, BOB, text="/buy")
         if not packs:

@@ -33,6 +33,10 @@ async def _photo_menu_and_result(telegram, user: User, language: str) -> str:
     telegram.user_presses(chat, user, menu.message_id, "op:upscale:2")
     [result] = await wait_media(telegram, chat.id)
     assert _plain(result.caption).startswith("✅ " + _plain(tr(language, "Upscale ×{factor}", factor=2)))
+    # the buttons under the result speak the language too, the next operations' as much as "again"
+    under_result = _buttons(result)
+    for label in (bot_texts.FU_AGAIN, "Upscale 2×", "Skin retouch", "Remove background", "Colorize", "Restore"):
+        assert tr(language, label) in under_result and label not in under_result, label
 
     telegram.user_sends(chat, user, text="/art", reply_to=menu.reply_to_message_id)
     picker_prompt = tr(language, bot_texts.STYLE_PROMPT)
@@ -120,3 +124,25 @@ async def test_menus_and_descriptions_are_registered_per_language_and_scope(bot,
     assert telegram.profile.descriptions["ru"].startswith("Я редактирую фото")
     assert telegram.profile.short_descriptions["ar"] == "تعديل الصور بالذكاء الاصطناعي: أرسل صورة واختر ما تريد."
     assert set(telegram.profile.short_descriptions) == {"", "ru", "es", "pt", "id", "ar"}
+
+
+async def test_a_members_press_on_an_admins_settings_panel_is_refused_with_an_alert_and_posts_nothing(
+        bot, telegram, group_chat):
+    telegram.members.make_admin(group_chat, CAROL)
+    telegram.members.join(group_chat, IVAN)
+    telegram.user_sends(group_chat, CAROL, text="/settings@aiart_test_bot")
+    await wait_text(telegram, group_chat.id, tr("en", bot_texts.SETTINGS_GROUP_TITLE))
+    panel = next(m for m in telegram.sent(group_chat.id) if m.reply_markup)
+    sent_before = len(telegram.sent(group_chat.id))
+    for data in ("lang:?", "set:followups"):
+        press = telegram.user_presses(group_chat, IVAN, panel.message_id, data)
+        await telegram.wait_for(lambda press=press: press in telegram.callback_answers)
+        answer = telegram.callback_answers[press]
+        assert answer["show_alert"] is True, data
+        assert answer["text"] in (tr("ru", bot_texts.LANGUAGE_ADMINS_ONLY), tr("ru", bot_texts.SETTINGS_ADMINS_ONLY))
+    # the admin's own press still opens the picker: so nothing was posted above because the member was refused
+    press = telegram.user_presses(group_chat, CAROL, panel.message_id, "lang:?")
+    await telegram.wait_for(lambda: press in telegram.callback_answers)
+    await wait_text(telegram, group_chat.id, tr("en", bot_texts.LANGUAGE_PROMPT_GROUP))
+    assert len(telegram.sent(group_chat.id)) == sent_before + 1
+    assert telegram.message(group_chat.id, panel.message_id)["reply_markup"] == panel.reply_markup

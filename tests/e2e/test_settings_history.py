@@ -82,7 +82,7 @@ async def test_settings_show_a_row_per_default_choice_and_style_group_of_the_cat
     # in Russian, from the same catalogue: the menu's label and the operation's title, translated
     panel = await reply_to(telegram, private_chat(IVAN), IVAN, "/settings")
     labels = [button["text"] for row in panel.reply_markup["inline_keyboard"] for button in row]
-    assert "По умолчанию: Увеличить 2×" in labels and "Арт-эффект, стиль: спрашивать" in labels
+    assert "По умолчанию: Увеличить 2×" in labels and "Стиль (Арт-эффект): спрашивать" in labels
 
 
 async def test_changed_defaults_are_stored_and_used_by_the_next_command_without_the_argument(

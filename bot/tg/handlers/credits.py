@@ -84,9 +84,9 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     elif outcome.status == "refunded":
         text = tr(language, texts.REFUND_ALREADY)
     elif outcome.status == "spent":
-        text = tr(language, texts.REFUND_SPENT, credits=outcome.credits, balance=outcome.balance)
+        text = texts.refund_spent(language, outcome.credits, outcome.balance)
     else:
-        text = tr(language, texts.REFUND_DONE, user_id=outcome.user_id, credits=outcome.credits)
+        text = texts.refund_done(language, outcome.user_id, outcome.credits)
     await reply(message, text)
 
 
@@ -109,12 +109,12 @@ async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Command
         cap = None if words[1] == "off" else int(words[1])
         await d.credits.set_pool_cap(chat.id, cap)
         await reply(message, tr(language, texts.POOL_CAP_OFF) if cap is None
-                    else tr(language, texts.POOL_CAP_SET, cap=cap))
+                    else texts.pool_cap_set(language, cap))
         return
     amount = int(words[1])
     balance = await d.credits.move_to_pool(message.from_user.id, chat.id, amount) if amount > 0 else None
-    await reply(message, tr(language, texts.POOL_SHORT, amount=amount) if balance is None
-                else tr(language, texts.POOL_ADDED, amount=amount, pool=balance))
+    await reply(message, texts.pool_short(language, amount) if balance is None
+                else texts.pool_added(language, amount, balance))
 
 
 async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message, language: str) -> str | None:

@@ -102,7 +102,7 @@ async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQue
     if choice.picture is None and len(files) > 1:
         await answer(query)
         try:  # several pictures (an album): ask which one, on the buttons' own message
-            await message.edit_text(tr(job.language, texts.FU_PICK_PICTURE, title=operation.title),
+            await message.edit_text(tr(job.language, texts.FU_PICK_PICTURE, title=tr(job.language, operation.title_noun)),
                                     reply_markup=followups.picture_keyboard(job, choice))
         except TelegramError as error:
             log.info("could not ask which picture of job %s: %s", job.id, error)

@@ -18,6 +18,7 @@ from bot.tg.context import deps, language_for, sender_id
 from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import rows
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +55,14 @@ async def show_history(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     if d.people is None or user_id is None:
         return
     jobs = await d.people.recent(message.chat_id, user_id, limit=LISTED)
+    await reply(message, history_text(lang, jobs, d.operations), resend_keyboard(lang, jobs))
+
+
+def resend_keyboard(lang: str, jobs: list[JobRecord]) -> InlineKeyboardMarkup | None:
+    """A button per listed job with a result, to send that result again (None: none has one)."""
     buttons = [InlineKeyboardButton(tr(lang, texts.HISTORY_RESEND, number=number), callback_data=f"{PREFIX}:{job.id}")
                for number, job in enumerate(jobs, start=1) if job.result_files]
-    markup = InlineKeyboardMarkup([buttons[i:i + 3] for i in range(0, len(buttons), 3)]) if buttons else None
-    await reply(message, history_text(lang, jobs, d.operations), markup)
+    return InlineKeyboardMarkup(rows(buttons, 3)) if buttons else None
 
 
 async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

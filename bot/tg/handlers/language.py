@@ -20,6 +20,7 @@ from bot.tg.context import deps, forget_languages, language_for
 from bot.tg.flow import reply
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import rows
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,15 @@ PATTERN = rf"^{PREFIX}:"
 def picker(language: str, *, group: bool) -> InlineKeyboardMarkup:
     """A button per language (in its own name), and one to follow each person's Telegram app."""
     buttons = [InlineKeyboardButton(LANGUAGE_NAMES[code], callback_data=f"{PREFIX}:{code}") for code in LANGUAGES]
-    rows = [buttons[i:i + 2] for i in range(0, len(buttons), 2)]
+    laid = rows(buttons, 2)
     automatic = texts.LANGUAGE_AUTOMATIC_GROUP if group else texts.LANGUAGE_AUTOMATIC
-    rows.append([InlineKeyboardButton(tr(language, automatic), callback_data=f"{PREFIX}:{AUTOMATIC}")])
-    return InlineKeyboardMarkup(rows)
+    laid.append([InlineKeyboardButton(tr(language, automatic), callback_data=f"{PREFIX}:{AUTOMATIC}")])
+    return InlineKeyboardMarkup(laid)
+
+
+def changed_keyboard(language: str) -> InlineKeyboardMarkup:
+    """The one button left under a chosen language: change it again."""
+    return InlineKeyboardMarkup([[InlineKeyboardButton(tr(language, texts.LANGUAGE_CHANGE), callback_data=OPEN)]])
 
 
 def _prompt(language: str, *, group: bool) -> str:
@@ -61,6 +67,12 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _answer(query, tr(language, texts.MENU_EXPIRED))
         return
     group = menu.chat.type != ChatType.PRIVATE
+    # in a group only its admins may use these buttons: anyone else's press posts and changes nothing
+    refusal = await admin_refusal(context, menu.chat_id, query.from_user.id, None, not_admin=texts.LANGUAGE_ADMINS_ONLY,
+                                  check_failed=texts.LANGUAGE_CHECK_FAILED) if group else None
+    if refusal is not None:
+        await _answer(query, tr(language, refusal))
+        return
     if choice == "?":
         await _answer(query)
         await context.bot.send_message(menu.chat_id, _prompt(language, group=group),
@@ -72,11 +84,6 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _answer(query, tr(language, texts.MENU_EXPIRED))
         return
     if group:
-        refusal = await admin_refusal(context, menu.chat_id, query.from_user.id, None,
-                                      not_admin=texts.LANGUAGE_ADMINS_ONLY, check_failed=texts.LANGUAGE_CHECK_FAILED)
-        if refusal is not None:
-            await _answer(query, tr(language, refusal))
-            return
         await choices.choose_for_chat(menu.chat_id, type=menu.chat.type, title=menu.chat.title, language=chosen)
     else:
         await choices.choose_for_user(query.from_user.id, chosen)
@@ -85,9 +92,8 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     done = {(False, False): texts.LANGUAGE_CHOSEN, (True, False): texts.LANGUAGE_CHOSEN_GROUP,
             (False, True): texts.LANGUAGE_AUTOMATIC_CHOSEN, (True, True): texts.LANGUAGE_AUTOMATIC_CHOSEN_GROUP}
     await _answer(query)
-    again = InlineKeyboardMarkup([[InlineKeyboardButton(tr(language, texts.LANGUAGE_CHANGE), callback_data=OPEN)]])
     try:
-        await menu.edit_text(tr(language, done[group, chosen is None]), reply_markup=again)
+        await menu.edit_text(tr(language, done[group, chosen is None]), reply_markup=changed_keyboard(language))
     except TelegramError as error:
         log.debug("could not edit the language picker: %s", error)
 

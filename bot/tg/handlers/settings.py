@@ -30,7 +30,7 @@ from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
-from bot.tg.keyboards import CALLBACK_MAX_BYTES
+from bot.tg.keyboards import CALLBACK_MAX_BYTES, rows, style_label
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def styled(operations: Mapping[str, Operation]) -> dict[str, Operation]:
 def _unchosen_style(lang: str, operation: Operation, styles: StyleCatalogue) -> str:
     """What a styled operation does without a default: its fallback style, or ask with a picker."""
     fallback = styles.group(operation.style_group).get(operation.style_fallback or "")
-    return fallback.label if fallback is not None else tr(lang, texts.SETTINGS_STYLE_ASK)
+    return style_label(lang, fallback) if fallback is not None else tr(lang, texts.SETTINGS_STYLE_ASK)
 
 
 def current_choice(operation: Operation, settings: Mapping[str, Any]) -> str | None:
@@ -105,7 +105,7 @@ def _default_row(lang: str, operation: Operation, settings: Mapping[str, Any]) -
 def _style_row(lang: str, group: str, operation: Operation, settings: Mapping[str, Any],
                styles: StyleCatalogue) -> InlineKeyboardButton | None:
     chosen = styles.group(group).get(str(settings.get(style_setting(group)) or ""))
-    style = chosen.label if chosen is not None else _unchosen_style(lang, operation, styles)
+    style = style_label(lang, chosen) if chosen is not None else _unchosen_style(lang, operation, styles)
     return _button(tr(lang, texts.SETTINGS_STYLE, group=tr(lang, operation.title), style=style), STYLE, group)
 
 
@@ -132,11 +132,11 @@ def group_panel(lang: str, settings: dict[str, Any]) -> InlineKeyboardMarkup:
 
 def style_choices(lang: str, group: str, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:
     """The styles of a group to pick a default from, and "ask" (the picker each time) where the operation asks."""
-    buttons = [_button(style.label, STYLE, group, style.key) for style in styles.group(group).styles.values()]
+    buttons = [_button(style_label(lang, style), STYLE, group, style.key) for style in styles.group(group).styles.values()]
     if operation.style_fallback is None:
         buttons.append(_button(tr(lang, texts.SETTINGS_STYLE_ASK), STYLE, group, NO_STYLE))
     fitting = [button for button in buttons if button is not None]
-    return InlineKeyboardMarkup([fitting[i:i + 2] for i in range(0, len(fitting), 2)])
+    return InlineKeyboardMarkup(rows(fitting, 2))
 
 
 async def refusal_for_group(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, lang: str) -> str | None:
