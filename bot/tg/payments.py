@@ -36,16 +36,16 @@ BUY_PREFIX = "buy:"
 def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
     """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
     return InlineKeyboardMarkup([[InlineKeyboardButton(
-        tr(language, texts.PACK_BUTTON, credits=pack.credits, stars=pack.stars),
+        texts.pack_button(language, pack.credits, pack.stars),
         callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])
 
 
 async def send_invoice(message: Message, language: str, pack: Pack) -> None:
     """Send the Stars invoice for a pack into the chat."""
     await message.get_bot().send_invoice(
-        message.chat_id, title=tr(language, texts.INVOICE_TITLE, credits=pack.credits),
-        description=tr(language, texts.INVOICE_DESCRIPTION, credits=pack.credits), payload=pack.payload,
-        currency=STARS, prices=[LabeledPrice(tr(language, texts.INVOICE_TITLE, credits=pack.credits), pack.stars)])
+        message.chat_id, title=texts.invoice_title(language, pack.credits),
+        description=texts.invoice_description(language, pack.credits), payload=pack.payload,
+        currency=STARS, prices=[LabeledPrice(texts.invoice_title(language, pack.credits), pack.stars)])
 
 
 async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -103,7 +103,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     balance = await d.credits.balance(message.from_user.id, chat_id=message.chat_id, chat_type=message.chat.type)
     language = await language_for(context, message)
     try:
-        await message.reply_text(tr(language, texts.PURCHASED, credits=pack.credits, balance=balance.credits))
+        await message.reply_text(texts.purchased_text(language, pack.credits, balance.credits))
     except TelegramError as error:
         log.warning("could not thank for payment %s: %s", payment.telegram_payment_charge_id, error)
 
