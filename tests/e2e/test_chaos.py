@@ -46,7 +46,7 @@ async def test_an_update_sent_again_after_a_crash_does_not_queue_a_second_job(bo
     await wait_acknowledged(telegram, alice_chat.id, request["message_id"])
     await bot.stop()
     # a bot killed after storing the job but before confirming the update gets the same message again
-    telegram._state.push_update("message", request)
+    telegram.redeliver(request)
     await bot.start()
     [result] = await wait_media(telegram, alice_chat.id)
     assert result.reply_to_message_id == request["message_id"]
@@ -67,7 +67,7 @@ async def test_an_update_sent_again_after_its_result_went_out_is_not_answered_tw
     await wait_media(telegram, alice_chat.id)
     await bot.stop()
     # killed after the job was done but before Telegram heard the update was handled: it comes again
-    telegram._state.push_update("message", request)
+    telegram.redeliver(request)
     await bot.start()
     await telegram.wait_for(lambda: telegram.pending_updates == 0)  # taken, and confirmed
     await bot.stop()  # whatever it was going to do with the update is done

@@ -220,6 +220,10 @@ class FakeTelegram:
             self._state.push_update(kind, payload)
         return payload
 
+    def redeliver(self, payload: dict[str, Any]) -> None:
+        """Telegram sends again the update that carried `payload` (one a crashed bot never confirmed)."""
+        self._state.redeliver(payload)
+
     def bot_added(self, chat: Chat, by: User, *, status: str = "member") -> dict[str, Any]:
         """`by` adds the bot to a group: queues a "my_chat_member" update (left -> `status`)."""
         self._state.remember(chat, by)

@@ -55,6 +55,7 @@ class TelegramState:
         self.photo_sets: dict[str, list[dict[str, Any]]] = {}  # any size's file_id -> all sizes
         self.documents: dict[str, dict[str, Any]] = {}  # file_id -> Document object
         self.updates: list[dict[str, Any]] = []
+        self.queued: list[dict[str, Any]] = []  # every update ever queued, for a redelivery
         self.allowed_updates: frozenset[str] | None = None
         self.callback_queries: dict[str, dict[str, Any]] = {}
         #: chats whose admins turned reactions off: setMessageReaction answers REACTION_INVALID there
@@ -191,7 +192,16 @@ class TelegramState:
         """Queue an update unless the bot's allowed_updates excludes its kind (then Telegram drops it)."""
         if self.allowed_updates and kind not in self.allowed_updates:
             return
-        self.updates.append({"update_id": next(self._update_ids), kind: payload})
+        update = {"update_id": next(self._update_ids), kind: payload}
+        self.updates.append(update)
+        self.queued.append(update)
+        self.wake_pollers()
+
+    def redeliver(self, payload: dict[str, Any]) -> None:
+        """Queue again, under its own update_id, the update that carried `payload`: what Telegram does
+        with an update a bot that crashed never confirmed (it never makes a new update of an old message)."""
+        update = next(u for u in reversed(self.queued) if any(v is payload for v in u.values()))
+        self.updates = sorted([*self.updates, update], key=lambda queued: queued["update_id"])
         self.wake_pollers()
 
     def wake_pollers(self) -> None:
