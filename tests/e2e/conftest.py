@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import io
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from bot.config import Settings
 from bot.sandbox import Sandbox
+from tests.conftest import migrated_sqlite
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import Chat, User, group, private_chat
-from tests.harness import SERVICE_KEY, InProcessBot, bot_settings, sandbox_config, settings_of, sqlite_url
+from tests.harness import SERVICE_KEY, InProcessBot, bot_settings, sandbox_config, settings_of
 
 __all__ = ["ALICE", "BOB", "SERVICE_KEY", "RunningBot", "mode_and_format", "size_of"]
 
@@ -44,9 +46,11 @@ async def telegram() -> AsyncIterator[FakeTelegram]:
 
 
 @pytest.fixture
-def settings(tmp_path, telegram: FakeTelegram, sandbox: Sandbox) -> Settings:
-    return settings_of(bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), worker_id="e2e-worker",
-                                    bot_admins="1001", log_level="DEBUG"))
+def settings(tmp_path, telegram: FakeTelegram, sandbox: Sandbox, sqlite_template: Path) -> Settings:
+    """The bot's settings: its database a copy of the migrated template (the bot finds it at head and starts)."""
+    database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
+    return settings_of(bot_settings(telegram, sandbox, database, worker_id="e2e-worker", bot_admins="1001",
+                                    log_level="DEBUG"))
 
 
 @pytest.fixture
