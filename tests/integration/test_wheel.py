@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: one worker runs them all, so the module's wheel and venv are built once, not once per xdist worker
+pytestmark = pytest.mark.xdist_group("wheel")
 TABLES = {"alembic_version", "jobs", "chats", "users"}
 
 
