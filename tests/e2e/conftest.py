@@ -5,6 +5,7 @@ The fixtures are thin: starting things is tests/harness's job, shared with the c
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,8 @@ from PIL import Image
 
 from bot.config import Settings
 from bot.sandbox import Sandbox
+from bot.tg import app as tg_app
+from bot.tg.ratelimit import Limit, TelegramRateLimiter
 from tests.conftest import migrated_sqlite
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import Chat, User, group, private_chat
@@ -25,6 +28,19 @@ ALICE = User(1001, "Alice", username="alice")
 BOB = User(1002, "Bob", username="bob")
 #: the name the e2e tests know the in-process bot by
 RunningBot = InProcessBot
+#: the bot's poll delays, scaled: sandbox tasks take tenths of a second, not the service's seconds, so a result
+#: is seen about as soon after its task ends as with the real service (the schedule itself: tests/unit/test_polling.py)
+POLL_TIME_SCALE = 0.1
+
+
+@pytest.fixture(autouse=True)
+def chat_pace(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots started in this process pace each chat 30 times faster than Telegram asks (a private chat: a burst
+    of 30, then 30 a second; a group: 20 a second), as the fake Bot API enforces no limit unless told to.
+    A test about flood limits or their pace is marked `telegram_limits` and gets Telegram's own."""
+    if request.node.get_closest_marker("telegram_limits") is None:
+        monkeypatch.setattr(tg_app, "TelegramRateLimiter", functools.partial(
+            TelegramRateLimiter, private_burst=30, private_rate=30.0, group=Limit(20, 1.0)))
 
 
 @pytest.fixture
@@ -50,7 +66,7 @@ def settings(tmp_path, telegram: FakeTelegram, sandbox: Sandbox, sqlite_template
     """The bot's settings: its database a copy of the migrated template (the bot finds it at head and starts)."""
     database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
     return settings_of(bot_settings(telegram, sandbox, database, worker_id="e2e-worker", bot_admins="1001",
-                                    log_level="DEBUG"))
+                                    log_level="DEBUG", poll_time_scale=POLL_TIME_SCALE))
 
 
 @pytest.fixture
