@@ -1,6 +1,13 @@
 """End-to-end fixtures: the real bot, run in-process against the fake Bot API and the sandbox on loopback.
 
 The fixtures are thin: starting things is tests/harness's job, shared with the chaos run and the benchmark.
+
+Each test gets its own fake Bot API, sandbox, bot and database (a copy of a template migrated once per
+worker), so tests share nothing and run in any order on any xdist worker. A test in a new module asks for
+`bot`, `telegram`, `sandbox`, `settings` as before; it waits for what the bot does (helpers.wait_media,
+wait_text, settled for a row written just after a message), never for a fixed time. Its bot polls the
+service at POLL_TIME_SCALE and paces chats fast (`chat_pace`); a test about flood limits is marked
+`telegram_limits`, and one that measures time on the real clock `xdist_group("timing")`.
 """
 
 from __future__ import annotations
