@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -123,10 +124,48 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite file migrated to the newest schema once per run (per xdist worker); tests get copies of it."""
+    path = tmp_path_factory.mktemp("template") / "store.db"
+    _run_in_own_loop(migrate(f"sqlite+aiosqlite:///{path}"))
+    return path
+
+
+def migrated_sqlite(template: Path, path: Path) -> str:
+    """A copy of the migrated template at `path`, as a database URL (a copy takes a millisecond, a migration tenths)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(template, path)
+    return f"sqlite+aiosqlite:///{path}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_database: str) -> Iterator[str]:
+    """The name of a database migrated to the newest schema once per run, next to this run's own database."""
+    name = f"{make_url(postgres_database).database}_template"
+    base_url = require_postgres_url()
+    _run_in_own_loop(_execute(base_url, f'CREATE DATABASE "{name}"'))
+    try:
+        _run_in_own_loop(migrate(make_url(postgres_database).set(database=name).render_as_string(hide_password=False)))
+        yield name
+    finally:
+        _run_in_own_loop(_execute(base_url, _END_OWN_CONNECTIONS.format(database=f"'{name}'"),
+                                  f'DROP DATABASE IF EXISTS "{name}"'))
+
+
+async def _copy_postgres_template(url: str, template: str) -> None:
+    """Make this run's database a fresh copy of the migrated template (CREATE DATABASE ... TEMPLATE)."""
+    name = make_url(url).database
+    await _execute(require_postgres_url(), _END_OWN_CONNECTIONS.format(database=f"'{name}'"),
+                   f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+
+
 @pytest.fixture
-async def migrated_url(db_url: str) -> str:
-    """URL of a fresh database already migrated to the newest schema."""
-    await migrate(db_url)
+async def migrated_url(request: pytest.FixtureRequest, db_url: str) -> str:
+    """URL of a fresh database already migrated to the newest schema (a copy of a template migrated once)."""
+    if make_url(db_url).get_backend_name() == "sqlite":
+        return migrated_sqlite(request.getfixturevalue("sqlite_template"), Path(make_url(db_url).database or ""))
+    await _copy_postgres_template(db_url, request.getfixturevalue("postgres_template"))
     return db_url
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
@@ -11,7 +12,9 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 #: shipped inside the package, so an installed wheel migrates as a checkout does
@@ -123,10 +126,30 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
+def head_revision() -> str:
+    """The newest revision of the shipped migrations (read from their files once per process)."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations have no revision"
+    return head
+
+
+async def schema_revision(engine: AsyncEngine) -> str | None:
+    """The revision the database is at; None before the first migration."""
+    try:
+        async with engine.connect() as connection:
+            await connection.execution_options(**{_READ_ONLY: True})
+            return (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+    except DBAPIError:  # no alembic_version table yet
+        return None
+
+
 async def migrate(url: str | URL, revision: str = "head") -> None:
     """Upgrade the database schema to `revision` (default: the newest); safe inside a running loop."""
     engine = create_engine(url)
     try:
+        if revision == "head" and await schema_revision(engine) == head_revision():
+            return  # the common start-up: one query instead of Alembic's run (and its lock on PostgreSQL)
         async with engine.begin() as connection:
             if connection.dialect.name == "postgresql":
                 # Replicas starting together migrate one at a time; the later ones find it done.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -101,6 +102,7 @@ async def announce_commands(application: Application) -> None:
     router: Router = application.bot_data[messages.ROUTER_KEY]
     admins = sorted(application.bot_data[DEPS_KEY].access.admins)
     bot = application.bot
+    calls: list[Awaitable[None]] = []
     for code in LANGUAGES:
         language_code = None if code == DEFAULT_LANGUAGE else code
         everyone = _menu(router.descriptions, code)
@@ -109,15 +111,23 @@ async def announce_commands(application: Application) -> None:
         if router.admin_descriptions:
             scopes += [(BotCommandScopeChat(admin), everyone + _menu(router.admin_descriptions, code))
                        for admin in admins]
-        calls = [bot.set_my_commands(commands, scope=scope, language_code=language_code) for scope, commands in scopes]
-        calls += [bot.set_my_description(tr(code, texts.BOT_DESCRIPTION)[:512], language_code=language_code),
-                  bot.set_my_short_description(tr(code, texts.BOT_SHORT_DESCRIPTION)[:120], language_code=language_code)]
-        for call in calls:
-            # one at a time, each on its own: an admin who never opened a chat with the bot fails only their menu
-            try:
-                await call
-            except TelegramError as error:
-                log.warning("could not register a command menu or description in %s: %s", code, error)
+        calls += [_registered(code, bot.set_my_commands(commands, scope=scope, language_code=language_code))
+                  for scope, commands in scopes]
+        calls += [_registered(code, bot.set_my_description(tr(code, texts.BOT_DESCRIPTION)[:512],
+                                                           language_code=language_code)),
+                  _registered(code, bot.set_my_short_description(tr(code, texts.BOT_SHORT_DESCRIPTION)[:120],
+                                                                 language_code=language_code))]
+    # all at once: a start-up (every replica's) waits one round trip instead of dozens in a row
+    await asyncio.gather(*calls)
+
+
+async def _registered(language: str, call: Awaitable[object]) -> None:
+    """Await one registration call; its failure is logged alone (an admin who never opened a chat with the bot
+    fails only their menu)."""
+    try:
+        await call
+    except TelegramError as error:
+        log.warning("could not register a command menu or description in %s: %s", language, error)
 
 
 def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False) -> TelegramNotifier:

@@ -172,6 +172,8 @@ async def test_the_daily_allowance_says_how_to_get_more_and_refused_requests_cos
 FLOOD = 40
 
 
+@pytest.mark.telegram_limits  # the flood is paced at Telegram's one a second: the other chat must not wait for it
+@pytest.mark.xdist_group("timing")
 @pytest.mark.parametrize("task_seconds", [0.3])
 async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, telegram, monkeypatch):
     # the flood is not meant to finish here: stopping cancels what is left without the full grace

@@ -24,16 +24,18 @@ async def stored_jobs(settings: Settings) -> int:
         await engine.dispose()
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(200)
 async def test_killing_the_bot_loses_nothing_and_leaves_nothing_unfinished(tmp_path: Path):
-    report = await run_chaos(ChaosConfig(jobs=30, kills=3, seed=20241, chats=12, timeout=60, workdir=tmp_path),
+    # timeout: how long the run may take to settle after the last kill, with room for a loaded machine
+    report = await run_chaos(ChaosConfig(jobs=30, kills=3, seed=20241, chats=12, timeout=120, workdir=tmp_path),
                              say=lambda line: None)
     assert report.kills == 3
     assert set(report.kill_phases) <= set(PHASES)  # each kill fired in the phase it was armed for
     assert len(set(report.kill_phases)) == 3
     assert report.lost == 0, report.table()
     assert report.stuck == 0, report.table()
-    assert report.duplicated <= report.kills, report.table()
+    # a result goes out again only when its kill fell between Telegram's answer and the commit after it
+    assert report.unexplained_duplicates == 0, report.table()
     assert report.delivered + report.failed_told == report.jobs
     assert report.clean_exit
     # every job reserved its price under the kills, and was charged or refunded exactly as it ended

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
-from tests.e2e.helpers import job_states, media, texts, wait_media, wait_text
+from tests.e2e.helpers import job_states, media, settled, texts, wait_media, wait_text
 from tests.fakes import samples
 
 
@@ -82,6 +82,8 @@ async def test_command_without_image_explains_what_to_send(bot, telegram, alice_
 async def test_status_and_cancel(bot, telegram, alice_chat, sandbox, settings):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/colorize")
     await telegram.wait_for(lambda: len(sandbox.tasks) == 1)
+    # the row says running once the service's answer is stored, a moment after the service made the task
+    assert await settled(lambda: job_states(settings), [("colorize", "running")]) == [("colorize", "running")]
     telegram.user_sends(alice_chat, ALICE, text="/status")
     status = await wait_text(telegram, alice_chat.id, "Your jobs in progress")
     assert "Colorized — processing" in status

@@ -39,7 +39,8 @@ CAPTIONS = ("/upscale 2", "/colorize", "/removebg", "/restore")
 FAULTED_METHODS = frozenset({"getUpdates", "download", "getFile", "sendMessage", "sendPhoto", "sendDocument",
                              "sendMediaGroup", "deleteMessage", "editMessageText", "answerCallbackQuery"})
 SERVICE_RETRY_AFTER = 1.0  # what the sandbox's 429 fault asks for
-pytestmark = pytest.mark.timeout(120)
+# 429s are answered as Telegram paces; the waits they ask for are measured on the real clock
+pytestmark = [pytest.mark.timeout(120), pytest.mark.telegram_limits, pytest.mark.xdist_group("timing")]
 
 
 @dataclass

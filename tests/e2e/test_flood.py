@@ -19,6 +19,9 @@ from tests.e2e.conftest import BOB, RunningBot
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
+# the bot paces the flood as Telegram asks, against the fake's own limits; answers are timed on the real clock
+pytestmark = [pytest.mark.telegram_limits, pytest.mark.xdist_group("timing")]
+
 FLOODER = User(1010, "Mallory", username="mallory")
 CAROL = User(1003, "Carol", username="carol")
 FLOOD = 300

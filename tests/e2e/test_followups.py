@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from bot.store.db import SQLITE_BUSY_TIMEOUT_MS
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
-from tests.e2e.helpers import media, wait_media
+from tests.e2e.helpers import job_states, media, settled, wait_media
 from tests.fakes import samples
 
 
@@ -36,11 +37,13 @@ async def test_upscale_of_a_result_is_twice_the_result(bot, telegram, alice_chat
 
 
 async def test_a_press_before_the_delivery_is_recorded_takes_the_picture_on_the_message(
-        bot, telegram, alice_chat, tmp_path):
+        bot, telegram, alice_chat, tmp_path, settings):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(120, 90), caption="/colorize")
     [result] = await wait_media(telegram, alice_chat.id)
-    # as if the press arrived between the result's send and the job's row recording its file
-    with sqlite3.connect(tmp_path / "bot.db") as connection:
+    # once the bot has recorded the delivery (it would write the file back), as if the press arrived between
+    # the result's send and the job's row recording its file; the bot's own busy timeout for its lock
+    assert await settled(lambda: job_states(settings), [("colorize", "delivered")]) == [("colorize", "delivered")]
+    with sqlite3.connect(tmp_path / "bot.db", timeout=SQLITE_BUSY_TIMEOUT_MS / 1000) as connection:
         assert connection.execute("UPDATE jobs SET result_files = '[]'").rowcount == 1
     telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":n:upscale:2"))
     results = await wait_media(telegram, alice_chat.id, 2)
@@ -80,10 +83,13 @@ async def test_another_model_of_a_generated_picture_keeps_the_prompt(bot, telegr
     assert other.reply_to_message_id == result.message_id
 
 
-async def test_an_album_gets_its_buttons_after_it_and_asks_which_picture(bot, telegram, alice_chat):
+async def test_an_album_gets_its_buttons_after_it_and_asks_which_picture(bot, telegram, alice_chat, settings):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/headshot business 2")
     album = await wait_media(telegram, alice_chat.id, 2)
     await telegram.wait_for(lambda: any(m.text == bot_texts.FU_PROMPT for m in telegram.sent(alice_chat.id)))
+    # the buttons' own message holds no picture: a press finds the album's through the job, recorded a moment
+    # after the buttons are sent
+    assert await settled(lambda: job_states(settings), [("headshot", "delivered")]) == [("headshot", "delivered")]
     keys = next(m for m in telegram.sent(alice_chat.id) if m.text == bot_texts.FU_PROMPT)
     assert keys.reply_to_message_id == album[0].message_id
     telegram.user_presses(alice_chat, ALICE, keys.message_id, button(keys, ":n:upscale:2"))

@@ -242,6 +242,7 @@ async def test_a_face_swap_whose_photos_reach_different_replicas_completes(tmp_p
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.xdist_group("timing")  # two replicas share the bot's budget on the real clock
 async def test_a_replica_stopping_mid_backlog_draws_no_429_while_the_other_takes_its_share(tmp_path: Path,
                                                                                           pg_url: str):
     # Telegram's flood limits on: the backlog goes out at 30 a second, 15 from each replica. One stops while

@@ -8,7 +8,7 @@ from bot.operations.styles import load_catalogue
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
-from tests.e2e.helpers import media, wait_media
+from tests.e2e.helpers import job_states, media, settled, wait_media
 from tests.fakes import samples
 from tests.fakes.telegram_models import User, private_chat
 
@@ -27,9 +27,11 @@ async def reply_to(telegram, chat, user, text: str):
     return next(m for m in telegram.sent(chat.id) if m.reply_to_message_id == asked["message_id"])
 
 
-async def test_history_resends_a_result_without_calling_the_service(bot, telegram, sandbox, alice_chat):
+async def test_history_resends_a_result_without_calling_the_service(bot, telegram, sandbox, alice_chat, settings):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(90, 60), caption="/upscale 2")
     [result] = await wait_media(telegram, alice_chat.id)
+    # the row says delivered just after the result is sent
+    assert await settled(lambda: job_states(settings), [("upscale", "delivered")]) == [("upscale", "delivered")]
     tasks = len(sandbox.tasks)
     listing = await reply_to(telegram, alice_chat, ALICE, "/history")
     assert "Upscale ×2" in listing.text and "done" in listing.text

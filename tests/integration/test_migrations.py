@@ -114,6 +114,19 @@ async def test_migrate_runs_inside_the_event_loop_and_is_repeatable(db_url: str)
     assert migrated["tables"] == set(Base.metadata.tables)
 
 
+async def test_migrate_takes_a_database_one_revision_behind_to_the_head(db_url: str) -> None:
+    # a database at head costs one query at start-up; one behind must still be upgraded
+    script = ScriptDirectory.from_config(alembic_config())
+    previous = script.get_revision(head_revision()).down_revision
+    await alembic("upgrade", db_url, previous)  # type: ignore[arg-type]
+
+    await migrate(db_url)
+
+    migrated = await inspect_db(db_url, schema)
+    assert migrated["revision"] == head_revision()
+    assert migrated["tables"] == set(Base.metadata.tables)
+
+
 async def test_concurrent_migrations_take_turns(db_url: str) -> None:
     await asyncio.gather(*(migrate(db_url) for _ in range(3)))
 

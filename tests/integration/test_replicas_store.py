@@ -17,6 +17,9 @@ from bot.tg.replicas import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, ReplicaLoop
 from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
 from tests.fakes.telegram_models import Chat
 
+#: they measure time on the real clock: one worker runs every test so marked, one at a time
+pytestmark = pytest.mark.xdist_group("timing")
+
 #: the backend a test is about (the db_url fixture runs others on both)
 ONLY_POSTGRES = pytest.mark.parametrize("db_url", [pytest.param("postgres", marks=pytest.mark.postgres)],
                                         indirect=True)

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: one worker runs them all, so the module's wheel and venv are built once, not once per xdist worker
+pytestmark = pytest.mark.xdist_group("wheel")
 TABLES = {"alembic_version", "jobs", "chats", "users"}
 
 
@@ -31,7 +33,7 @@ def _run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 
     return done
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: an xdist worker may end a module's fixtures between its tests
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A fresh venv with the wheel installed in it, and an environment to run it in (no checkout, no token)."""
     base = tmp_path_factory.mktemp("wheel")

@@ -13,6 +13,9 @@ from bot.tg.notifier import retry_seconds
 from bot.tg.ratelimit import CallWindow, Limit, TelegramRateLimiter, TokenBucket, is_flood_call, is_group_chat
 from tests.fakes.telegram import FakeTelegram, User, group, private_chat
 
+#: they measure time on the real clock: one worker runs every test so marked, one at a time
+pytestmark = pytest.mark.xdist_group("timing")
+
 
 class Recorder:
     """A Bot API stand-in: records when each call started, answers after `latency`."""
