@@ -187,15 +187,23 @@ class PaymentRefund:
     balance: int = 0
 
 
-async def payment_refundable(session: AsyncConnection, charge_id: str) -> PaymentRefund:
-    """Whether a payment's Stars may be refunded (read only: the caller refunds them outside any transaction)."""
-    credits = CreditRepository(session)
+async def _purchase_of(credits: CreditRepository, charge_id: str) -> tuple[Entry | None, PaymentRefund | None]:
+    """A charge's purchase row, and the answer already due when it is unknown or refunded."""
     rows = await credits.for_charge(charge_id)
     bought = next((row for row in rows if row.reason == "purchase"), None)
     if bought is None:
-        return PaymentRefund("unknown")
+        return None, PaymentRefund("unknown")
     if any(row.reason == "payment_refund" for row in rows):
-        return PaymentRefund("refunded", bought.owner_id, bought.amount)
+        return bought, PaymentRefund("refunded", bought.owner_id, bought.amount)
+    return bought, None
+
+
+async def payment_refundable(session: AsyncConnection, charge_id: str) -> PaymentRefund:
+    """Whether a payment's Stars may be refunded (read only: the caller refunds them outside any transaction)."""
+    credits = CreditRepository(session)
+    bought, answer = await _purchase_of(credits, charge_id)
+    if answer is not None:
+        return answer
     account = (await credits.accounts([("user", bought.owner_id)]))[("user", bought.owner_id)]
     if account.balance < bought.amount:
         return PaymentRefund("spent", bought.owner_id, bought.amount, account.balance)
@@ -209,12 +217,9 @@ async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: da
     left (at most the payment's) is taken; `credits` says how many were.
     """
     credits = CreditRepository(session)
-    rows = await credits.for_charge(charge_id)
-    bought = next((row for row in rows if row.reason == "purchase"), None)
-    if bought is None:
-        return PaymentRefund("unknown")
-    if any(row.reason == "payment_refund" for row in rows):
-        return PaymentRefund("refunded", bought.owner_id, bought.amount)
+    bought, answer = await _purchase_of(credits, charge_id)
+    if answer is not None:
+        return answer
     account = (await credits.lock([("user", bought.owner_id)], now=now))[("user", bought.owner_id)]
     taken = min(bought.amount, account.balance)
     await credits.append([NewEntry("user", bought.owner_id, -taken, "payment_refund",
