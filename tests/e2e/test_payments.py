@@ -10,13 +10,14 @@ import pytest
 
 from bot import runtime
 from bot.config import Settings
-from bot.credits import CreditPolicy, CreditService, audit
+from bot.credits import CreditPolicy, CreditService
 from bot.i18n import tr
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
 from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot
 from tests.e2e.helpers import fill_pool, settled, texts, wait_media, wait_text
+from tests.e2e.test_credits import books
 from tests.fakes import samples
 from tests.fakes.telegram import Chat, FakeTelegram, User, channel, group, private_chat
 from tests.fakes.telegram_anonymous import anonymous_admin_sends, channel_sends
@@ -67,16 +68,6 @@ async def credits_of(settings: Settings, user_id: int) -> int:
     service, engine = await ledger_of(settings)
     try:
         return (await service.balance(user_id, chat_id=user_id, chat_type="private")).credits
-    finally:
-        await engine.dispose()
-
-
-async def books(settings: Settings) -> list[str]:
-    """What the ledger audit finds wrong (empty: every balance adds up)."""
-    engine = create_engine(settings.database_url)
-    try:
-        async with session_factory(engine)() as session:
-            return await audit(session)
     finally:
         await engine.dispose()
 
