@@ -292,6 +292,16 @@ class JobRepository:
         )
         return [_to_record(row._mapping) for row in result]
 
+    async def delivered_for_user(self, user_id: int, *, limit: int) -> list[JobRecord]:
+        """A user's delivered jobs in every chat, newest first (the Mini App's "My results")."""
+        result = await self._session.execute(
+            select(jobs_table)
+            .where(jobs_table.c.user_id == user_id, jobs_table.c.state == JobState.DELIVERED)
+            .order_by(jobs_table.c.created_at.desc(), jobs_table.c.id.desc())
+            .limit(limit)
+        )
+        return [_to_record(row._mapping) for row in result]
+
     async def check_now(self, task_id: str, *, now: datetime) -> int | None:
         """Make the next status check of the running job with this service task due now; its id, or None."""
         result = await self._session.execute(

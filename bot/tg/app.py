@@ -18,6 +18,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
+from bot.jobs.stored_inputs import StoredInputs
 from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
 from bot.tg import followups, payments, texts
@@ -130,11 +131,13 @@ async def _registered(language: str, call: Awaitable[object]) -> None:
         log.warning("could not register a command menu or description in %s: %s", language, error)
 
 
-def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False) -> TelegramNotifier:
+def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False,
+                 stored: StoredInputs | None = None) -> TelegramNotifier:
     """The worker's notifier, sending through this application's bot (and its rate limiter)."""
-    operations = application.bot_data[DEPS_KEY].operations
-    return TelegramNotifier(application.bot, sandbox=sandbox,
-                            keyboard=lambda job, operation: followups.keyboard(job, operation, operations))
+    d: Deps = application.bot_data[DEPS_KEY]
+    return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored,
+                            keyboard=lambda job, operation: followups.keyboard(
+                                job, operation, d.operations, d.app_links, application.bot.username))
 
 
 def admin_alarm(application: Application, admins: frozenset[int]) -> Callable[[str], Awaitable[None]]:

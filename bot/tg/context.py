@@ -19,6 +19,7 @@ from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
+from bot.tg.miniapp import AppLinks
 
 DEPS_KEY = "deps"
 #: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
@@ -66,6 +67,8 @@ class Deps:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
     conversations: Conversations | None = None
+    #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)
+    app_links: AppLinks | None = None
 
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:

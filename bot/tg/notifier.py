@@ -13,6 +13,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from bot.i18n import N_, lazy, tr
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
+from bot.jobs.stored_inputs import StoredInputs, is_stored
 from bot.operations.catalogue import Operation, ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
@@ -70,8 +71,10 @@ class TelegramNotifier:
     """Implements the worker's Notifier with a python-telegram-bot Bot."""
 
     def __init__(self, bot: Bot, *, sandbox: Callable[[], bool] = lambda: False,
-                 keyboard: Keyboard | None = None) -> None:
+                 keyboard: Keyboard | None = None, stored: StoredInputs | None = None) -> None:
         self._bot = bot
+        #: inputs handed over outside a chat (a mask painted in the Mini App)
+        self._stored = stored
         #: whether results come from a sandbox (the embedded one, or a service that says it is one): every
         #: caption says so; asked at each delivery, since a service may say so only in a later answer
         self._sandbox = sandbox
@@ -79,6 +82,11 @@ class TelegramNotifier:
         self._keyboard = keyboard or (lambda job, operation: None)
 
     async def fetch_input(self, file_id: str) -> bytes:
+        if is_stored(file_id):
+            data = await self._stored.load(file_id) if self._stored is not None else None
+            if data is None:
+                raise InputUnavailable(lazy(texts.FILE_UNAVAILABLE), permanent=True)
+            return data
         waited = 0.0
         while True:
             try:

@@ -413,3 +413,12 @@ def pool_cap_set(language: str, cap: int) -> str:
     """The pool's new daily cap per member."""
     return ntr(language, "Each member may now use up to {count} credit a day from this group's pool.",
                "Each member may now use up to {count} credits a day from this group's pool.", cap)
+
+# --- the Mini App's ways in (bot.tg.miniapp) ---
+APP_PAINT = N_("✏️ Paint")
+APP_FRAME = N_("🖼 Frame")
+APP_STYLES = N_("🎨 Styles")
+APP_RESULTS = N_("My results")
+APP_OPEN = N_("Tap the button below to open it.")
+APP_NOT_YOURS = N_("That picture is not yours, or it is no longer available. Open the screen again from the chat.")
+APP_OFF = N_("This bot has no app to open.")

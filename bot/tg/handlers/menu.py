@@ -66,8 +66,11 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if problems:
         await reply(message, _joined(expired, tr(language, problems[0])))
         return
-    await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)),
-                keyboards.operations_menu(deps(context).operations, language))
+    markup = keyboards.operations_menu(deps(context).operations, language)
+    links = deps(context).app_links
+    if links is not None and message.from_user is not None:
+        markup = links.with_photo_row(markup, language, message.from_user.id, images[0].file_id)
+    await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)), markup)
 
 
 async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
