@@ -79,13 +79,14 @@ def add_app_routes(web_app: web.Application, app: MiniApp, *, previews: Path | N
     @web.middleware
     async def secured(request: web.Request,
                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        ours = request.path.startswith(APP_PATH)
         try:
             response = await handler(request)
-        except web.HTTPException as error:
-            if not request.path.startswith(APP_PATH):
-                raise
-            response = error
-        if request.path.startswith(APP_PATH):
+        except web.HTTPException as error:  # a 404 under /app/ is under the policy too
+            if ours:
+                error.headers.update(headers)
+            raise
+        if ours:
             response.headers.update(headers)
         return response
 
