@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from PIL import Image
 
-from tests.harness.browser import Browser, JavaScriptError, chromium_path
+from tests.harness.browser import Browser, JavaScriptError, chromium_path, start_browser
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
@@ -144,8 +144,6 @@ async def test_console_errors_exceptions_and_failed_loads_are_collected(browser:
 
 
 async def test_closing_ends_every_process_and_removes_the_profile() -> None:
-    from tests.harness.browser import start_browser
-
     browser = await start_browser()
     files, pid = browser.files, browser.pid
     page = await browser.new_page()
