@@ -29,6 +29,7 @@ from aiohttp import web
 from tests.fakes.telegram_checks import is_photo
 from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
 from tests.fakes.telegram_members import ChatMembers
+from tests.fakes.telegram_menu import MenuButtons
 from tests.fakes.telegram_methods import BotApi
 from tests.fakes.telegram_models import (
     MAX_DOCUMENT_UPLOAD_BYTES,
@@ -47,6 +48,7 @@ from tests.fakes.telegram_models import (
 )
 from tests.fakes.telegram_params import decode_request
 from tests.fakes.telegram_payments import Payments
+from tests.fakes.telegram_prepared import PreparedMessages
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_state import TelegramState
@@ -266,6 +268,16 @@ class FakeTelegram:
     def payments(self) -> Payments:
         """Telegram Stars: invoices the bot sent, users paying (`user_pays`), charges and refunds."""
         return self._api.payments
+
+    @property
+    def menu_buttons(self) -> MenuButtons:
+        """The menu buttons the bot set (setChatMenuButton): `default`, `per_chat`, and `shown(chat_id)`."""
+        return self._api.menu_buttons
+
+    @property
+    def prepared_messages(self) -> PreparedMessages:
+        """Messages the bot prepared for Mini App users to share (savePreparedInlineMessage), in `saved`."""
+        return self._api.prepared
 
     @property
     def callback_answers(self) -> dict[str, dict[str, Any]]:

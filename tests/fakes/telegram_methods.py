@@ -15,6 +15,7 @@ from tests.fakes.telegram_checks import (
     message_text,
 )
 from tests.fakes.telegram_members import ChatMembers
+from tests.fakes.telegram_menu import MenuButtons
 from tests.fakes.telegram_models import (
     MAX_BOT_DOWNLOAD_BYTES,
     StoredMessage,
@@ -22,6 +23,7 @@ from tests.fakes.telegram_models import (
 )
 from tests.fakes.telegram_params import int_param, str_param
 from tests.fakes.telegram_payments import Payments
+from tests.fakes.telegram_prepared import PreparedMessages
 from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_sending import Files, MessageSender
 from tests.fakes.telegram_state import TelegramState
@@ -46,6 +48,8 @@ class BotApi:
         self.members = ChatMembers(state)
         self.payments = Payments(state)
         self.profile = BotProfile()
+        self.menu_buttons = MenuButtons()
+        self.prepared = PreparedMessages()
         sender = MessageSender(state)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
@@ -72,6 +76,9 @@ class BotApi:
             "answerPreCheckoutQuery": self.payments.answer_pre_checkout_query,
             "refundStarPayment": self.payments.refund_star_payment,
             "getStarTransactions": self.payments.get_star_transactions,
+            "setChatMenuButton": self.menu_buttons.set_chat_menu_button,
+            "getChatMenuButton": self.menu_buttons.get_chat_menu_button,
+            "savePreparedInlineMessage": self.prepared.save_prepared_inline_message,
         }
         self._handlers = {name.lower(): (name, handler) for name, handler in handlers.items()}
 
@@ -172,7 +179,7 @@ class BotApi:
         if message.kind != "text":
             raise bad_request("there is no text in the message to edit")
         text, entities = message_text(params, too_long="MESSAGE_TOO_LONG")
-        markup = inline_markup_for_edit(params.get("reply_markup"))
+        markup = inline_markup_for_edit(params.get("reply_markup"), message.chat)
         return self._apply_edit(message, {"text": text, "entities": entities, "reply_markup": markup})
 
     async def delete_message(self, params: dict[str, Any], files: Files) -> bool:
