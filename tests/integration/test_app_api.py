@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 from aiohttp import web
@@ -25,7 +23,6 @@ from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import add_app_routes
-from bot.http.initdata import expected_hash
 from bot.jobs.conversations import Conversations
 from bot.jobs.languages import LanguageChoices
 from bot.jobs.people import PeopleService
@@ -34,7 +31,7 @@ from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.catalogue import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import mini_app
-from bot.store import JobRecord, JobRepository, JobState, create_engine, session_factory
+from bot.store import JobRecord, JobRepository, JobState, NewJob, create_engine, session_factory
 from bot.store.models import jobs_table
 from bot.tg.app import build_application, notifier_for
 from bot.tg.context import Access, Deps
@@ -42,15 +39,16 @@ from bot.tg.miniapp import AppLinks
 from tests.conftest import migrated_sqlite
 from tests.fakes.samples import jpeg, png
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram_models import User
+from tests.fakes.webapp import signed_init_data
 
 ALICE, BOB, STRANGER = 1001, 1002, 1003
 
 
 def init_data(token: str, user_id: int, *, language: str = "en", age: float = 0.0) -> str:
     """initData as Telegram signs it for `user_id`, `age` seconds old."""
-    fields = {"auth_date": str(int(time.time() - age)), "query_id": "AAHdF6IQAAAAAN0XohDhrOrc",
-              "user": json.dumps({"id": user_id, "first_name": "Person", "language_code": language})}
-    return urlencode({**fields, "hash": expected_hash(fields, token)})
+    return signed_init_data(token, User(user_id, "Person", language_code=language),
+                            auth_date=int(time.time() - age), query_id="AAHdF6IQAAAAAN0XohDhrOrc")
 
 
 @dataclass
@@ -145,7 +143,7 @@ async def test_anything_but_fresh_telegram_signed_init_data_is_401(world: World,
     good = init_data(world.telegram.token, ALICE)
     header = {
         "none": None,
-        "forged": "tma " + good.replace("Person", "Mallory"),
+        "forged": "tma " + good.replace("Person", "Mallory"),  # another name under the same hash
         "expired": "tma " + init_data(world.telegram.token, ALICE, age=25 * 3600),
         "other scheme": "Bearer " + good,
         "another bot": "tma " + init_data("999:another-bots-token", ALICE),
@@ -199,6 +197,27 @@ async def test_another_persons_result_is_refused(world: World) -> None:
     assert (status, body["error"]) == (403, "not_yours")
     assert (await world.get("results", BOB))[1]["results"] == []
     assert (await world.post("share", {"photo": f"r.{job.id}.0"}, BOB))[0] == 403
+    assert world.telegram.prepared_messages.for_user(BOB) == []
+
+
+async def test_share_prepares_the_result_as_an_inline_message_for_its_owner(world: World) -> None:
+    file_id = world.telegram.add_file(jpeg(320, 240))
+    engine = create_engine(world.database_url)
+    try:
+        async with session_factory(engine)() as session, session.begin():
+            job = await JobRepository(session).add(NewJob(
+                chat_id=-100500, user_id=ALICE, reply_to_message_id=None, operation="art",
+                args={"style": "oil", "prompt": ""}, inputs=[file_id], deadline_at=datetime.now(UTC),
+                chat_type="supergroup"), now=datetime.now(UTC))
+            await JobRepository(session).update(job.id, owner=None, state=JobState.DELIVERED,
+                                                result_files=[{"id": file_id, "kind": "photo"}])
+    finally:
+        await engine.dispose()
+    status, body = await world.post("share", {"photo": f"r.{job.id}.0"})
+    assert status == 200, body
+    [prepared] = world.telegram.prepared_messages.for_user(ALICE)
+    assert prepared.id == body["id"]
+    assert prepared.result["type"] == "photo" and prepared.result["photo_file_id"] == file_id
 
 
 # --- jobs -----------------------------------------------------------------------------------------------------
