@@ -13,18 +13,15 @@ from bot.http.app_refs import PhotoRefs
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, wait_media, wait_text
+from tests.e2e.miniapp import PUBLIC_URL, app_settings
 from tests.fakes import samples
 from tests.fakes.telegram_models import User, private_chat
-from tests.harness import bot_settings, free_port, settings_of
-
-PUBLIC_URL = "https://bot.example"
+from tests.harness import bot_settings, settings_of
 
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
-    return settings_of(bot_settings(telegram, sandbox, database, http_port=free_port(), worker_id="e2e-worker",
-                                    poll_time_scale=POLL_TIME_SCALE, public_url=PUBLIC_URL))
+    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"))
 
 
 def keyboard(message) -> list[dict]:

@@ -291,7 +291,10 @@ function layoutFrame() {
   photo.style.height = height * scale + "px";
   photo.style.left = pads.left * scale + "px";
   photo.style.top = pads.top * scale + "px";
-  for (const side of ["left", "top", "right", "bottom"]) $("side-" + side).textContent = "+" + text("pixels", pads[side]);
+  // "+60" as a left-to-right run of its own: a right-to-left sentence would put the sign after the digits
+  for (const side of ["left", "top", "right", "bottom"]) {
+    $("side-" + side).textContent = text("pixels", "\u2066+" + pads[side] + "\u2069");
+  }
   $("expand").disabled = !(pads.left || pads.top || pads.right || pads.bottom);
 }
 
@@ -383,6 +386,8 @@ async function stylesOpen() {
         preview.alt = "";
         preview.src = style.preview;
         tile.append(preview);
+      } else {
+        tile.classList.add("named");
       }
       const label = document.createElement("span");
       label.textContent = style.label;
