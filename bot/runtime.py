@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -194,7 +195,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                             callback_ips=settings.aiart_webhook_ips,
                             trusted_proxies=settings.forwarding_proxies,
-                            mini_app=mini_app(token, deps, application, notifier, stored))
+                            mini_app=mini_app(token, deps, application, notifier, stored,
+                                              previews=settings.previews_dir))
             intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
                 inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
@@ -369,7 +371,7 @@ def app_links(settings: Settings, token: str) -> AppLinks | None:
 
 
 def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
-             stored: StoredInputs) -> MiniApp | None:
+             stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
     """The Mini App's API over the bot's own services; None when it is off."""
     if deps.app_links is None or deps.people is None:
         return None
@@ -386,7 +388,7 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable if credits is not None else None)
+                   spendable=spendable if credits is not None else None, previews=previews)
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

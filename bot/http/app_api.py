@@ -24,6 +24,7 @@ import io
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -41,7 +42,7 @@ from bot.jobs.people import PeopleService
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, QuotaExceeded
 from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.catalogue import ArgumentError, Operation
-from bot.operations.styles import StyleCatalogue
+from bot.operations.styles import StyleCatalogue, preview_file_name
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ class MiniApp:
     #: the credits the person can spend now; None: credits are off
     spendable: Callable[[int], Awaitable[int]] | None = None
     budget: RequestBudget = field(default_factory=RequestBudget)
+    #: rendered style previews (`python -m bot previews`), served under /app/previews/
+    previews: Path | None = None
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -270,13 +273,19 @@ class AppApi:
             entry: dict[str, Any] = {
                 "operation": operation.name, "title": tr(language, operation.title),
                 "photo": operation.images >= 1, "prompt": operation.images == 0,
-                "styles": [{"key": style.key, "label": tr(language, style.label), "preview": preview_url(style.extra)}
+                "styles": [{"key": style.key, "label": tr(language, style.label),
+                            "preview": preview_url(style.extra) or self._rendered(operation.name, style.key)}
                            for style in group.styles.values()]}
             if operation.pick is not None:  # the counts the chat's picker offers (each headshot costs)
                 first = next(iter(group.styles))
                 entry["counts"] = [int(argument.split()[-1]) for _, argument in operation.pick.offer(first)]
             groups.append(entry)
         return web.json_response({"groups": groups}, headers={"Cache-Control": "no-store"})
+
+    def _rendered(self, operation: str, style: str) -> str | None:
+        """A preview `python -m bot previews` rendered, if there is one."""
+        name = preview_file_name(operation, style)
+        return f"previews/{name}" if self.app.previews is not None and (self.app.previews / name).is_file() else None
 
     async def results(self, request: web.Request, caller: Caller) -> web.Response:
         jobs = await self.app.people.delivered(caller.user_id, limit=MAX_RESULTS)
@@ -362,6 +371,8 @@ def preview_url(extra: Mapping[str, Any]) -> str | None:
         return None
     if preview.startswith("https://"):
         return preview
+    if "://" in preview:  # a page inside Telegram loads pictures over https only
+        return None
     name = preview.rsplit("/", 1)[-1]
     return f"previews/{name}" if name and not name.startswith(".") else None
 

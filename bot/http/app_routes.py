@@ -55,7 +55,7 @@ def _page_file(name: str) -> bytes:
     return resources.files("bot.http").joinpath("app", name).read_bytes()
 
 
-def add_app_routes(web_app: web.Application, app: MiniApp, *, previews: Path | None = None) -> None:
+def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
     """Serve the Mini App's page, previews and API in `web_app`, every answer under the policy."""
     headers = _security_headers(content_security_policy(preview_origins(app.styles)))
     files = {name: _page_file(name) for name in STATIC}  # read once: they are a few kilobytes
@@ -71,7 +71,7 @@ def add_app_routes(web_app: web.Application, app: MiniApp, *, previews: Path | N
     async def preview(request: web.Request) -> web.Response:
         name = request.match_info["name"]
         kind = PREVIEW_TYPES.get(Path(name).suffix.lower())
-        path = previews / name if previews is not None and kind else None
+        path = app.previews / name if app.previews is not None and kind else None
         if path is None or name.startswith(".") or not path.is_file():
             raise web.HTTPNotFound()
         return web.Response(body=path.read_bytes(), content_type=kind, headers={"Cache-Control": "max-age=86400"})

@@ -47,10 +47,10 @@ _STUB = """(() => {
 })();"""
 
 
-def app_settings(telegram: FakeTelegram, sandbox: Sandbox, database_url: str) -> Settings:
+def app_settings(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, previews: Path) -> Settings:
     """A bot with the Mini App on (an https PUBLIC_URL), its HTTP server on a known loopback port."""
     return settings_of(bot_settings(telegram, sandbox, database_url, http_port=free_port(), worker_id="e2e-worker",
-                                    poll_time_scale=POLL_TIME_SCALE, public_url=PUBLIC_URL))
+                                    poll_time_scale=POLL_TIME_SCALE, public_url=PUBLIC_URL, previews_dir=previews))
 
 
 def webapp_stub(token: str, user: User, scheme: str = "light") -> str:

@@ -21,7 +21,7 @@ from tests.harness import bot_settings, settings_of
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"))
+    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), tmp_path / "previews")
 
 
 def keyboard(message) -> list[dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,6 +17,7 @@ from sqlalchemy import select
 from bot.config import Settings
 from bot.jobs.conversations import Conversations
 from bot.jobs.stored_inputs import StoredInputs
+from bot.previews import thumbnail
 from bot.store import JobRecord, JobRepository, create_engine, session_factory
 from bot.store.models import jobs_table
 from tests.conftest import migrated_sqlite
@@ -31,7 +33,12 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"))
+    previews = tmp_path / "previews"
+    previews.mkdir()
+    # one style with a rendered preview (python -m bot previews makes these), the others show their names
+    sample = resources.files("bot.operations").joinpath("preview-sample.jpg").read_bytes()
+    (previews / "art-oil.jpg").write_bytes(thumbnail(sample))
+    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), previews)
 
 
 async def stored_jobs(settings: Settings) -> list[JobRecord]:
@@ -173,6 +180,8 @@ async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser
     ref = await sent_photo(telegram, ALICE, 320, 240)
     page = await open_app(browser, settings, telegram, ALICE, f"s=styles&p={ref}")
     await page.wait_for_selector(".tile[data-operation='art'][data-style='oil']")
+    await page.wait_for("document.querySelector(\".tile[data-style='oil'] img\").naturalWidth > 0")  # PREVIEWS_DIR
+    assert await page.evaluate("document.querySelectorAll('.tile img').length") == 1
     await tap(page, ".tile[data-operation='art'][data-style='oil']")
     [art] = await wait_jobs(settings, page, 1)
     await tap(page, ".gallery .counts button[data-count='2']")

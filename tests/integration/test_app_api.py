@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +24,14 @@ from bot.credits import CreditPolicy, CreditService
 from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs
-from bot.http.app_routes import add_app_routes
+from bot.http.app_routes import add_app_routes, content_security_policy, preview_origins
 from bot.jobs.conversations import Conversations
 from bot.jobs.languages import LanguageChoices
 from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService, Quotas
 from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.catalogue import build_catalogue
-from bot.operations.styles import load_catalogue
+from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app
 from bot.store import JobRecord, JobRepository, JobState, NewJob, create_engine, session_factory
 from bot.store.models import jobs_table
@@ -317,3 +319,29 @@ async def test_the_page_is_served_under_a_strict_policy(world: World) -> None:
     assert "<script>" not in page and 'src="app.js"' in page
     assert (await world.client.get("/app/app_api.py")).status == 404
     assert (await world.client.get("/app/..%2Fapp_api.py")).status == 404
+
+
+async def test_styles_show_their_previews_and_the_rendered_ones_are_served(world: World, tmp_path: Path) -> None:
+    world.app.previews = tmp_path
+    (tmp_path / "art-oil.jpg").write_bytes(jpeg(64, 64))
+    status, body = await world.get("styles")
+    assert status == 200
+    groups = {group["operation"]: group for group in body["groups"]}
+    assert list(groups) == ["imagine", "art", "headshot", "generate"]
+    previews = {style["key"]: style["preview"] for style in groups["art"]["styles"]}
+    assert previews.pop("oil") == "previews/art-oil.jpg" and set(previews.values()) == {None}
+    assert groups["headshot"]["counts"] == [1, 2, 4] and groups["headshot"]["photo"] is True
+    assert (groups["imagine"]["prompt"], groups["imagine"]["photo"]) == (True, False)
+    response = await world.client.get("/app/previews/art-oil.jpg")
+    assert (response.status, response.content_type) == (200, "image/jpeg")
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    for path in ("/app/previews/art-watercolor.jpg", "/app/previews/..%2Fbot.db", "/app/previews/.hidden.jpg"):
+        assert (await world.client.get(path)).status == 404, path
+
+
+def test_preview_urls_a_style_file_names_are_the_only_other_picture_origins() -> None:
+    data = json.loads(resources.files("bot.operations").joinpath("styles.json").read_text())
+    data["art"]["styles"]["oil"]["preview"] = "https://cdn.example/previews/oil.jpg"
+    data["art"]["styles"]["sketch"]["preview"] = "http://plain.example/sketch.jpg"  # not https: not used
+    policy = content_security_policy(preview_origins(parse_catalogue(data)))
+    assert "img-src 'self' blob: https://cdn.example;" in policy
