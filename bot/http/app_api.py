@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import io
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -55,6 +56,8 @@ MAX_RESULTS = 60
 #: Telegram lets bots download at most this much
 MAX_PHOTO_BYTES = 20 * 1024 * 1024
 PHOTO_MIMES = frozenset({"image/jpeg", "image/png", "image/webp"})
+#: the sides of a frame, as the page sends them and the expanding request takes them
+PADDINGS = ("left", "top", "right", "bottom")
 #: the same text as the chat's refusal (one msgid, one translation)
 NOT_ALLOWED = N_("Sorry, this bot is private.")
 #: any image the API inspects (a photo, a mask): the size of Telegram's downloads, no pixel floor
@@ -198,6 +201,14 @@ class AppApi:
             raise ApiError(400, "bad_image", error.text) from error
         return info.width, info.height
 
+    def _taking(self, *fields: str) -> Operation:
+        """The operation whose request takes these fields: Paint's takes a mask, Frame's the paddings (read from
+        the catalogue, so neither is named here)."""
+        for operation in self.app.operations.values():
+            if set(fields) <= {field.name for field in dataclasses.fields(operation.request_type)}:
+                return operation
+        raise ApiError(400, "unknown_operation", app_texts.UNKNOWN_OPERATION)
+
     def _operation(self, name: object) -> Operation:
         operation = self.app.operations.get(name) if isinstance(name, str) else None
         if operation is None:
@@ -301,7 +312,7 @@ class AppApi:
 
     async def replace(self, request: web.Request, caller: Caller) -> web.Response:
         body = await _body(request, MAX_MASK_BODY)
-        operation = self._operation("replace")
+        operation = self._taking("mask")
         prompt = _text(body, "prompt")
         if not prompt:
             raise ApiError(400, "describe", app_texts.DESCRIBE_FIRST)
@@ -318,8 +329,8 @@ class AppApi:
 
     async def expand(self, request: web.Request, caller: Caller) -> web.Response:
         body = await _body(request)
-        operation = self._operation("expand")
-        sides = [_number(body, side, most=100_000) for side in ("left", "top", "right", "bottom")]
+        operation = self._taking(*PADDINGS)
+        sides = [_number(body, side, most=100_000) for side in PADDINGS]
         file_id, _ = await self._file(caller, body.get("photo"))
         width, height = await self._size(await self._download(file_id))
         # the worker fits the photo into the operation's longest side: the paddings shrink with it

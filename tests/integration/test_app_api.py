@@ -134,7 +134,7 @@ async def test_valid_init_data_gets_the_person_texts_in_their_language(world: Wo
     status, me = await world.get("me", language="ar")
     assert status == 200
     assert me["language"] == "ar" and me["rtl"] is True
-    assert me["texts"]["replace"] and me["texts"]["replace"] != "Replace"
+    assert me["texts"]["paint_go"] and me["texts"]["paint_go"] != "Replace"
     assert me["credits"]  # five free credits today, in words
     status, me = await world.get("me", language="ru")
     assert (status, me["rtl"], me["texts"]["undo"]) == (200, False, "Отменить")
