@@ -148,6 +148,28 @@ async def test_painting_strokes_queues_a_replace_whose_mask_is_white_exactly_whe
     assert page_errors(page) == []
 
 
+async def test_two_fingers_zoom_the_photo_and_paint_nothing(bot, telegram, browser, settings) -> None:
+    ref = await sent_photo(telegram, ALICE, 640, 480)
+    page = await open_app(browser, settings, telegram, ALICE, f"s=paint&p={ref}")
+    await page.wait_for("document.getElementById('paint-canvas').width === 640")
+    before = await rect(page, "#paint-canvas")
+    x, y = before["left"] + before["width"] / 2, before["top"] + before["height"] / 2
+    await page.touch("touchStart", [(x - 30, y), (x + 30, y)])
+    for spread in range(40, 100, 10):
+        await page.touch("touchMove", [(x - spread, y), (x + spread, y)])
+    await page.touch("touchEnd", [])
+    after = await rect(page, "#paint-canvas")
+    assert after["width"] / before["width"] == pytest.approx(3.0, rel=0.05)  # the fingers spread 60 → 180 px
+    assert await page.evaluate("state.strokes.length") == 0
+    # painting after the zoom lands where the finger is on the photo: the brush keeps its screen size
+    await page.touch_drag([(x, y)])
+    [stroke] = await page.evaluate("state.strokes")
+    photo_x = (x - after["left"]) * 640 / after["width"]
+    assert stroke["points"][0][0] == pytest.approx(photo_x, abs=1)
+    assert stroke["size"] == pytest.approx(36 * 640 / after["width"], rel=0.01)
+    assert page_errors(page) == []
+
+
 async def test_dragging_the_frame_queues_the_paddings_shown(bot, telegram, browser, settings, alice_chat) -> None:
     ref = await sent_photo(telegram, ALICE, 400, 300)
     page = await open_app(browser, settings, telegram, ALICE, f"s=frame&p={ref}")
