@@ -75,6 +75,15 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
     assert "0001_initial_schema.py" in found[1]  # the migrations ship as package data
 
 
+def test_the_mini_app_page_and_the_preview_sample_ship_in_the_wheel(installed):
+    venv, env = installed
+    found = _run(venv / "bin" / "python", "-c", "from importlib import resources; "
+                 "print(sorted(p.name for p in resources.files('bot.http').joinpath('app').iterdir())); "
+                 "print(resources.files('bot.operations').joinpath('preview-sample.jpg').is_file())",
+                 cwd=venv.parent / "work", env=env).stdout.splitlines()
+    assert found == ["['app.css', 'app.js', 'index.html']", "True"]
+
+
 def test_python_m_bot_migrate_creates_the_schema_without_a_token(installed):
     venv, env = installed
     work = venv.parent / "work"
