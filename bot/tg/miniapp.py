@@ -72,6 +72,11 @@ class AppLinks:
         return InlineKeyboardMarkup([*markup.inline_keyboard, self.photo_row(language, user_id, file_id)])
 
 
+def is_deep_link(payload: str) -> bool:
+    """Whether a `/start` parameter is a Mini App link."""
+    return parse_deep_link(payload) is not None
+
+
 def deep_link_job(payload: str) -> int | None:
     """The job a Mini App deep link names, if any."""
     parsed = parse_deep_link(payload)
@@ -79,16 +84,15 @@ def deep_link_job(payload: str) -> int | None:
 
 
 def open_from_link(links: AppLinks, message: Message, payload: str, language: str,
-                   owner_id: int | None) -> str | InlineKeyboardMarkup | None:
-    """What `/start <payload>` answers when the payload is a Mini App link: the `web_app` button (a markup), a
-    refusal (a text), or None for another payload. `owner_id` is the named job's owner (None: no such job)."""
+                   owner_id: int | None) -> str | InlineKeyboardMarkup:
+    """What `/start <payload>` (a Mini App link, in a private chat) answers: the `web_app` button (a markup), or
+    a refusal (a text) when the job it names is not the sender's. `owner_id`: the job's owner (None: no job)."""
     parsed = parse_deep_link(payload)
     if parsed is None:
-        return None
-    screen, job_id, picture = parsed
-    if message.chat.type != ChatType.PRIVATE or message.from_user is None:
         return tr(language, texts.APP_OFF)
-    if job_id is not None and owner_id != message.from_user.id:
+    screen, job_id, picture = parsed
+    sender = message.from_user.id if message.from_user is not None else None
+    if job_id is not None and owner_id != sender:
         return tr(language, texts.APP_NOT_YOURS)
     ref = result_ref(job_id, picture) if job_id is not None else None
     return InlineKeyboardMarkup([[links.button(language, screen, ref)]])

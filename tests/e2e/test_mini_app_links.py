@@ -110,6 +110,9 @@ async def test_without_an_https_public_url_nothing_changes(telegram, sandbox, sq
         [result] = await wait_media(telegram, chat.id)
         assert app_buttons(result) == [] and not any("url" in button for button in keyboard(result))
         assert telegram.menu_buttons.shown()["type"] == "default"
+        # a link sent while the Mini App was on is answered, not taken for a help request
+        telegram.user_sends(chat, ALICE, text="/start app-paint-1-0")
+        await wait_text(telegram, chat.id, "This bot has no app to open.")
         assert media(telegram, chat.id) == [result]
     finally:
         await plain.stop()

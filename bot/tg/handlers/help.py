@@ -18,11 +18,13 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
     """Explain what the bot does, listing the catalogue's operations; `/start <operation>` (a deep link) opens its flow."""
     d, message = deps(context), update.effective_message
     language = await language_for(context, update=update)
-    if call.name == "start" and d.app_links is not None and message.chat.type == ChatType.PRIVATE:
+    private = message.chat.type == ChatType.PRIVATE
+    if call.name == "start" and d.app_links is not None and private:
         # the menu button opens My results, labelled in the person's language
         await miniapp.set_menu_button(context.bot, d.app_links, message.chat_id, language)
-        if await _open_app(context, message, call.args, language):
-            return
+    if call.name == "start" and private and miniapp.is_deep_link(call.args):
+        await _open_app(context, message, call.args, language)
+        return
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
         await reply(message, texts.help_text(d.operations.values(), language=language))
@@ -38,19 +40,19 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
         await reply(message, tr(language, texts.DEEP_LINK_PHOTO, title=title, usage=usage))
 
 
-async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payload: str, language: str) -> bool:
-    """`/start app-…` from a group's Mini App link: answer with the `web_app` button; True when it was one."""
+async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payload: str, language: str) -> None:
+    """`/start app-…` from a group's Mini App link: answer with the `web_app` button, or say why not."""
     d = deps(context)
+    if d.app_links is None:  # the operator turned the Mini App off since the link was sent
+        await reply(message, tr(language, texts.APP_OFF))
+        return
     job_id = miniapp.deep_link_job(payload)
     job = await d.people.job(job_id) if job_id is not None and d.people is not None else None
     answer = miniapp.open_from_link(d.app_links, message, payload, language, job.user_id if job else None)
-    if answer is None:
-        return False
     if isinstance(answer, str):
         await reply(message, answer)
     else:
         await reply(message, tr(language, texts.APP_OPEN), answer)
-    return True
 
 
 def register(router: Router) -> None:
