@@ -14,6 +14,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -30,6 +31,11 @@ _ASYNC_DRIVERS = {
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Key of the PostgreSQL advisory lock that serialises migrations ("botmigr" in ASCII).
 MIGRATION_LOCK_KEY = 0x626F746D696772
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The dialect's INSERT, the one with ON CONFLICT (PostgreSQL's or SQLite's)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
 def async_url(url: str | URL) -> URL:

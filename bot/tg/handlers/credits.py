@@ -14,10 +14,10 @@ from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import reply
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.payments import packs_keyboard
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 

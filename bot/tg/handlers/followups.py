@@ -20,7 +20,7 @@ from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts
 from bot.tg.context import deps, language_for
-from bot.tg.flow import queue
+from bot.tg.queueing import queue
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,10 @@ from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
-from bot.tg.flow import reply, start_operation, wait_for_more
 from bot.tg.handlers.router import Router
+from bot.tg.pairs import wait_for_more
+from bot.tg.replies import reply
+from bot.tg.start import start_operation
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:

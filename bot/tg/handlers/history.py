@@ -15,10 +15,10 @@ from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 

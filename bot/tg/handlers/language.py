@@ -17,10 +17,10 @@ from bot.i18n import LANGUAGE_NAMES, LANGUAGES, tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, forget_languages, language_for
-from bot.tg.flow import reply
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 

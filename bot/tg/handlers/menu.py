@@ -14,20 +14,12 @@ from bot.i18n import Text, tr
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
-from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import (
-    continue_pending,
-    conversations,
-    picker_images,
-    refuse,
-    reply,
-    show,
-    start_operation,
-    still_waiting,
-    take_expired,
-    wait_for_more,
-)
+from bot.tg.context import conversations, deps, language_for, sender_id
 from bot.tg.inputs import message_images, own_images, problem_with
+from bot.tg.pairs import continue_pending, still_waiting, take_expired, wait_for_more
+from bot.tg.queueing import refuse
+from bot.tg.replies import reply, show
+from bot.tg.start import picker_images, start_operation
 
 USED_MENUS_KEY = "menu"
 #: how long a menu is remembered as already answered (a double tap sends two callback queries)

@@ -12,9 +12,9 @@ from telegram.ext import Application, ApplicationHandlerStop, ContextTypes
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import DEPS_KEY, Deps, deps, is_payment, language_for, update_sender_id
-from bot.tg.flow import reply
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 ROUTER_KEY = "router"

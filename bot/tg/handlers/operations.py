@@ -9,9 +9,9 @@ from telegram.ext import ContextTypes
 
 from bot.operations.catalogue import Operation
 from bot.tg.commands import CommandCall
-from bot.tg.flow import start_operation
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images
+from bot.tg.start import start_operation
 
 
 def _handler(operation: Operation):
