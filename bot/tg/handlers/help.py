@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.i18n import tr
 from bot.tg import texts
@@ -34,6 +34,7 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
         await reply(message, tr(language, texts.DEEP_LINK_PHOTO, title=title, usage=usage))
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/start and /help."""
     router.add("start", show_help)
     router.add("help", show_help, texts.HELP_COMMAND)

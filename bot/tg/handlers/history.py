@@ -109,6 +109,7 @@ async def _send(context: ContextTypes.DEFAULT_TYPE, listing: Message, job: JobRe
             await bot.send_media_group(chat_id, media, reply_to_message_id=listing.message_id)
 
 
-def register(router: Router, application: Application) -> None:
+def register(application: Application, router: Router) -> None:
+    """/history and its resend buttons."""
     router.add("history", show_history, texts.HISTORY_COMMAND)
     application.add_handler(CallbackQueryHandler(on_resend, pattern=rf"^{PREFIX}:\d+$"))

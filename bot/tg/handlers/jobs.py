@@ -7,7 +7,7 @@ import logging
 from telegram import Message, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.i18n import tr
 from bot.tg import pending, texts
@@ -83,6 +83,7 @@ async def admin_refusal(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_i
     return None if member.status in ADMIN_STATUSES else not_admin
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/status and /cancel."""
     router.add("status", show_status, texts.STATUS_COMMAND)
     router.add("cancel", cancel, texts.CANCEL_COMMAND)

@@ -11,7 +11,7 @@ import logging
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, tr
 from bot.tg import texts
@@ -105,5 +105,7 @@ async def _answer(query, text: str | None = None) -> None:
         return
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/language and its picker's buttons."""
     router.add("language", show_picker, texts.LANGUAGE_COMMAND)
+    application.add_handler(CallbackQueryHandler(on_button, pattern=PATTERN))

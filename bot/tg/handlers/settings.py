@@ -228,6 +228,7 @@ async def _edit(panel: Message, text: str, markup: InlineKeyboardMarkup) -> None
         log.debug("settings panel not edited: %s", error)
 
 
-def register(router: Router, application: Application) -> None:
+def register(application: Application, router: Router) -> None:
+    """/settings and its panel's buttons."""
     router.add("settings", show_settings, texts.SETTINGS_COMMAND)
     application.add_handler(CallbackQueryHandler(on_settings_button, pattern=rf"^{PREFIX}:"))
