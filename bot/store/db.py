@@ -7,6 +7,7 @@ import functools
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-#: shipped inside the package, so an installed wheel migrates as a checkout does
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+#: the top-level migrations/ folder in a checkout, shipped inside the package (bot.migrations), so an installed
+#: wheel migrates as a checkout does; Alembic reads the scripts from a directory (a wheel installs unzipped)
+MIGRATIONS_DIR = Path(str(resources.files("bot.migrations")))
 
 # Async drivers for the URLs operators are likely to write.
 _ASYNC_DRIVERS = {
