@@ -41,7 +41,6 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       language=language)
 
 
-
 async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation: Operation | None,
                  reason: str, *, args: dict | None = None, editable: Message | None = None) -> None:
     """Keep a record of a request that cannot run as a failed job, and tell the user why.
@@ -56,7 +55,6 @@ async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation:
         except Exception:  # the reply matters more than the record
             log.exception("could not record a refused %s request", operation.name)
     await show(source, reason, editable)
-
 
 
 async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,

@@ -122,7 +122,6 @@ async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operatio
     return args_text
 
 
-
 async def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: int, picker_id: int,
                                  images: list[FileInput]) -> None:
     """Keep the images a style picker was shown for: when its button is pressed, the picker's
