@@ -19,9 +19,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-#: the top-level migrations/ folder in a checkout, shipped inside the package (bot.migrations), so an installed
-#: wheel migrates as a checkout does; Alembic reads the scripts from a directory (a wheel installs unzipped)
-MIGRATIONS_DIR = Path(str(resources.files("bot.migrations")))
+
+def _migrations_dir() -> Path:
+    """The top-level migrations/ folder, which the wheel ships inside the package as bot.migrations."""
+    try:
+        # a directory: Alembic reads the scripts from one (a wheel installs unzipped)
+        return Path(str(resources.files("bot.migrations")))
+    except ModuleNotFoundError:  # a checkout run from PYTHONPATH, or installed before the folder moved
+        return Path(__file__).resolve().parents[2] / "migrations"
+
+
+#: an installed wheel migrates as a checkout does
+MIGRATIONS_DIR = _migrations_dir()
 
 # Async drivers for the URLs operators are likely to write.
 _ASYNC_DRIVERS = {
