@@ -60,15 +60,16 @@ from bot.startup import (
     who_may_use,
 )
 from bot.store import create_engine, migrate, session_factory
-from bot.store.replicas import PollerLock
+from bot.store.heartbeats import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
+from bot.tg.heartbeats import Heartbeat, replica_id
+from bot.tg.housekeeping import Housekeeping
 from bot.tg.inbox import KEEP_HANDLED, UpdateInbox
 from bot.tg.intake import UpdateIntake, poll_while_leader
 from bot.tg.miniapp import AppLinks, prepare_share, set_menu_button
 from bot.tg.notifier import TelegramNotifier
 from bot.tg.reconcile import StarReconciler
-from bot.tg.replicas import ReplicaLoop, replica_id
 from bot.transport import AiohttpTransport
 
 log = logging.getLogger(__name__)
@@ -188,9 +189,10 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=schedule, metrics=metrics, alarm=alarm)  # type: ignore[arg-type]
-            replicas = ReplicaLoop(application, sessions, replica=replica_id(worker_id(settings)),
-                                   limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
-                                   shared=engine.dialect.name == "postgresql")
+            shared = engine.dialect.name == "postgresql"
+            heartbeat = Heartbeat(sessions, replica=replica_id(worker_id(settings)),
+                                  limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
+                                  shared=shared)
             readiness = Readiness(check_database=lambda: ping_database(sessions))
             routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                             callback_ips=settings.aiart_webhook_ips,
@@ -230,14 +232,15 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         await _set_webhook(application, settings)
                     await application.start()
                     parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
-                    await replicas.beat()  # this replica's share of the budget before it sends anything
+                    await heartbeat.beat()  # this replica's share of the budget before it sends anything
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
                     parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
                     if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
                         reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
                         parts.append(asyncio.create_task(reconciler.run(parts_stop)))
-                    housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
+                    housekeeping = asyncio.create_task(
+                        Housekeeping(application, sessions, heartbeat, shared=shared).run(housekeeping_stop))
                     _announce(settings, application.bot.username, service, prices, local, balance,
                               media=media is not None, callbacks=callback_path is not None,
                               app=deps.app_links is not None)

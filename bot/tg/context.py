@@ -76,6 +76,14 @@ def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
     return context.application.bot_data[DEPS_KEY]
 
 
+def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
+    """The conversation state every replica shares (in the database)."""
+    store = deps(context).conversations
+    if store is None:
+        raise RuntimeError("the handlers' dependencies have no conversation store")
+    return store
+
+
 def sender_id(message: Message | None) -> int | None:
     """Who sent a message, for quotas, pending requests and allowlists: its sender chat when it has one.
 

@@ -406,7 +406,7 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float | None, *also: async
 
 
 class PollerLock(Protocol):
-    """Who may fetch updates: one replica at a time (bot.store.replicas.PollerLock)."""
+    """Who may fetch updates: one replica at a time (bot.store.heartbeats.PollerLock)."""
 
     async def acquire(self, stop: asyncio.Event) -> bool:
         """Wait until this replica may poll (True), or `stop` (False)."""

@@ -45,12 +45,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield fake
 
 
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[telegram.Bot]:
-    async with telegram.Bot(fake.token, base_url=f"{fake.url}/bot", base_file_url=f"{fake.url}/file/bot") as bot:
-        yield bot
-
-
 def web_app_keyboard(url: str = APP) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[InlineKeyboardButton("✏️ Paint", web_app=WebAppInfo(url))],
                                  [InlineKeyboardButton("Upscale", callback_data="up:1")]])

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from telegram import Message, Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.i18n import tr
 from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
-from bot.tg.flow import reply, start_operation, wait_for_more
 from bot.tg.handlers.router import Router
+from bot.tg.pairs import wait_for_more
+from bot.tg.replies import reply
+from bot.tg.start import start_operation
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
@@ -55,6 +57,7 @@ async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payloa
         await reply(message, tr(language, texts.APP_OPEN), answer)
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/start and /help."""
     router.add("start", show_help)
     router.add("help", show_help, texts.HELP_COMMAND)
