@@ -278,6 +278,16 @@ async def test_a_style_tap_queues_the_styled_job_and_costs_its_credits(world: Wo
         ("art", {"style": "oil", "prompt": ""}), ("headshot", {"style": "business", "count": 2})]
 
 
+async def test_a_refusal_is_said_in_the_persons_language(world: World) -> None:
+    ref = world.photo(jpeg(320, 240))
+    response = await world.client.post("/app/api/jobs/run", json={"operation": "headshot", "style": "business",
+                                                                  "count": 6, "photo": ref},
+                                       headers=world.auth(language="ar"))
+    body = await response.json()
+    assert (response.status, body["error"]) == (402, "credits")
+    assert "نقاط" in body["message"] and "\u20686\u2069" in body["message"]  # six, isolated in the sentence
+
+
 async def test_the_active_jobs_limit_applies(world: World) -> None:
     ref = world.photo(jpeg(320, 240))
     for _ in range(2):
