@@ -91,7 +91,8 @@ class Caller:
 class MiniApp:
     """What the API works with: the job system, the catalogue, Telegram's files and the person's settings."""
 
-    bot_token: str
+    #: checks initData (kept out of repr: it is the bot's secret)
+    bot_token: str = field(repr=False)
     refs: PhotoRefs
     jobs: JobService
     people: PeopleService
@@ -128,12 +129,13 @@ def _authenticated(app: MiniApp, handle: Callable[[web.Request, Caller], Awaitab
         except InitDataError as error:
             log.info("refused a Mini App request: %s", error)  # never the header itself: it is a credential
             return _error(401, "unauthorized", tr(fallback, app_texts.UNAUTHORIZED))
+        # refusals before any database read, in the language of the person's app
+        if not app.allowed(user.user_id):
+            return _error(403, "not_allowed", tr(language_of(user.language_code), NOT_ALLOWED))
+        if not app.budget.take(user.user_id):
+            return _error(429, "rate_limited", tr(language_of(user.language_code), app_texts.RATE_LIMITED))
         chosen = await app.chosen_language(user.user_id) if app.chosen_language is not None else None
         caller = Caller(user, language_of(chosen or user.language_code))
-        if not app.allowed(user.user_id):
-            return _error(403, "not_allowed", tr(caller.language, NOT_ALLOWED))
-        if not app.budget.take(user.user_id):
-            return _error(429, "rate_limited", tr(caller.language, app_texts.RATE_LIMITED))
         try:
             return await handle(request, caller)
         except ApiError as error:

@@ -155,6 +155,10 @@ async def test_anything_but_fresh_telegram_signed_init_data_is_401(world: World,
     assert (await response.json())["error"] == "unauthorized"
 
 
+def test_the_bot_token_stays_out_of_the_mini_apps_repr(world: World) -> None:
+    assert world.telegram.token not in repr(world.app)
+
+
 async def test_the_allowlist_applies(world: World) -> None:
     status, body = await world.get("me", STRANGER)
     assert (status, body["error"]) == (403, "not_allowed")
