@@ -42,7 +42,7 @@ from bot.jobs.service import JobService, Quotas
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import MediaLinks
 from bot.metrics import Metrics
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.startup import (
