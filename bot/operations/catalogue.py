@@ -100,7 +100,8 @@ class Operation:
     #: the service request a job of it sends
     request_type: type[api.Request]
     describe: Callable[[Args], Text]
-    #: the argument text's parser; a styled one raises StyleMissing when no style is typed
+    #: the argument text's parser; a styled one raises StyleMissing when no style is typed; by default none are
+    #: taken (whatever follows the command is ignored)
     parser: Callable[[str], Args] = field(default=lambda text: {})
     #: the request for the parsed arguments and input images; None: the first image and the arguments as its fields
     builder: Callable[[Args, Sequence[InputImage]], api.Request] | None = None

@@ -6,16 +6,11 @@ from collections.abc import Callable
 
 from bot.aiart.models import MAX_PROMPT_CHARS
 from bot.i18n import N_
-from bot.operations.catalogue import Args, ArgumentError, StyleMissing
+from bot.operations.catalogue import ArgumentError, StyleMissing
 from bot.operations.styles import Style, StyleGroup
 
 #: what a styled parser says when no style is typed (the bot shows a style keyboard under it)
 PICK_STYLE = N_("Pick a style below.")
-
-
-def no_args(text: str) -> Args:
-    """An operation that takes no arguments: whatever is typed after the command is ignored."""
-    return {}
 
 
 def check_prompt(prompt: str, *, example: str) -> str:

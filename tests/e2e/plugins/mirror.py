@@ -21,7 +21,7 @@ class MirrorRequest(Request):
         require_image(self.image)
 
     def payload(self) -> dict[str, Any]:
-        return {"userImageUrl": self.image}
+        return {"imageUrl": self.image}
 
 
 def entry(styles: object) -> Operation:

@@ -11,7 +11,7 @@ from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperati
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
-    return TaskSpec("mirror", {"image": image_field(body, "userImageUrl")})
+    return TaskSpec("mirror", {"image": image_field(body, "imageUrl")})
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
