@@ -14,7 +14,8 @@ from bot.images import ImageRejected, prepare, reencode
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultUnavailable
-from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from bench.perf.polling import MEDIAN_MEGAPIXELS, MEDIAN_S, OPERATIONS, WITHIN_SIGMA, Request, draw_requests, percentile
 from bot.jobs.polling import DurationModel, PollSchedule
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 
 #: the bot's own delay per check, in unscaled seconds (fixed 2 s polling notices at p95 ≈ 1.95 s in the bench)

@@ -5,9 +5,11 @@ from importlib import resources
 
 import pytest
 
-from bot.aiart import models as api
-from bot.operations.catalogue import ArgumentError, InputImage, StyleMissing, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, StyleMissing
+from bot.operations.generate import ImageGenerationRequest
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
+from bot.operations.upscale import UpscaleRequest
 
 IMAGE = [InputImage("aGVsbG8=", 640, 480)]
 
@@ -30,7 +32,7 @@ def test_upscale_bad_factor_is_explained(ops, text):
 
 def test_upscale_request_asks_for_exactly_factor_times_the_input(ops):
     request = ops["upscale"].build({"factor": 2}, IMAGE)
-    assert isinstance(request, api.UpscaleRequest)
+    assert isinstance(request, UpscaleRequest)
     assert (request.max_width, request.max_height) == (1280, 960)
 
 
@@ -120,7 +122,7 @@ def test_upscale_refuses_a_huge_number_with_a_message():
 ])
 def test_generate_reads_model_ratio_and_resolution_and_sizes_as_the_providers_client(ops, text, model_id, size):
     request = ops["generate"].build(ops["generate"].parse(text), [])
-    assert isinstance(request, api.ImageGenerationRequest)
+    assert isinstance(request, ImageGenerationRequest)
     assert (request.model_id, (request.width, request.height)) == (model_id, size)
     assert request.endpoint == f"/v1/aiart/imagegeneration/{model_id}"
     assert request.payload()["content"] == [{"type": "text", "text": "a fox"}]

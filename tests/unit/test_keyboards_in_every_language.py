@@ -12,7 +12,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.credits import parse_packs
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
 from bot.tg import followups, keyboards, presets
