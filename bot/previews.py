@@ -25,7 +25,8 @@ from bot.config import Settings
 from bot.images import ImageRejected, prepare
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.results import ResultUnavailable
-from bot.operations.catalogue import ArgumentError, InputImage, Operation, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, Operation
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import StyleCatalogue, load_catalogue, preview_file_name
 from bot.runtime import ServiceConnection, connect_service
 from bot.tryout import wait_for_task

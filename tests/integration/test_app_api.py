@@ -30,7 +30,7 @@ from bot.jobs.languages import LanguageChoices
 from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService, Quotas
 from bot.jobs.stored_inputs import StoredInputs
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app
 from bot.store import JobRecord, JobRepository, JobState, NewJob, create_engine, session_factory

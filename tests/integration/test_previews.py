@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from bot.config import Settings
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.previews import THUMBNAIL_SIDE, run_previews
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from telegram import Chat, Message
 
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.tg.pending import WaitingRequest
 
