@@ -391,7 +391,8 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable if credits is not None else None, previews=previews)
+                   spendable=spendable if credits is not None else None, previews=previews,
+                   can_buy=bool(credits and credits.policy.packs))
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

@@ -31,6 +31,7 @@ from typing import Any
 from aiohttp import web
 from PIL import Image
 
+from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs, result_ref
@@ -107,6 +108,8 @@ class MiniApp:
     allowed: Callable[[int], bool] = lambda user_id: True
     #: the language the person chose with /language, if any
     chosen_language: Callable[[int], Awaitable[str | None]] | None = None
+    #: whether credits can be bought with Stars (the refusal for lack of credits says how to get more)
+    can_buy: bool = False
     #: the credits the person can spend now; None: credits are off
     spendable: Callable[[int], Awaitable[int]] | None = None
     budget: RequestBudget = field(default_factory=RequestBudget)
@@ -237,8 +240,9 @@ class AppApi:
             log.exception("could not store a %s job from the Mini App", operation.name)
             raise ApiError(503, "not_stored", app_texts.NOT_STORED) from None
         if isinstance(outcome, NotEnoughCredits):
-            raise ApiError(402, "credits", app_texts.not_enough_credits(language, outcome.price, outcome.available),
-                           rendered=True)
+            refusal = not_enough_credits(language, outcome.price, outcome.available, outcome.free_per_day,
+                                         can_buy=self.app.can_buy)
+            raise ApiError(402, "credits", refusal, rendered=True)
         if isinstance(outcome, QuotaExceeded):
             raise ApiError(429, "quota", outcome.reason)
         log.info("job %s: queued %s from the Mini App", outcome.id, operation.name)

@@ -50,12 +50,6 @@ UNKNOWN_OPERATION = N_("That operation is not offered here.")
 NOT_STORED = N_("The job could not be stored. Try again in a moment.")
 
 
-def not_enough_credits(language: str, price: int, available: int) -> str:
-    """Why a job is refused for lack of credits, with both counts in the language's plural forms."""
-    return " ".join((ntr(language, "This costs {count} credit.", "This costs {count} credits.", price),
-                     ntr(language, "You have {count} credit.", "You have {count} credits.", available)))
-
-
 def credits_line(language: str, credits: int) -> str:
     """The person's credits, as the page's header shows them."""
     return ntr(language, "{count} credit", "{count} credits", credits)

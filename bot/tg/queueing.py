@@ -7,6 +7,7 @@ import logging
 from telegram import Message, User
 from telegram.ext import ContextTypes
 
+from bot.credits.texts import not_enough_credits
 from bot.i18n import language_of, tr
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import Operation
@@ -86,8 +87,8 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
         return False
     if isinstance(outcome, NotEnoughCredits):
         can_buy = bool(d.credits and d.credits.policy.packs)
-        await show(source, texts.not_enough_credits(request.language, outcome.price, outcome.available,
-                                                    outcome.free_per_day, can_buy=can_buy), editable)
+        await show(source, not_enough_credits(request.language, outcome.price, outcome.available,
+                                              outcome.free_per_day, can_buy=can_buy), editable)
         return False
     if isinstance(outcome, QuotaExceeded):
         await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), editable)
