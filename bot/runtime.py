@@ -166,7 +166,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
             # the embedded sandbox, or a service that says in its answers that it is a sandbox
-            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox)
+            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
+                                    media=media)
             callback_path = service_callback_path(settings)
             schedule: PollSchedule | CallbackSchedule = PollSchedule.for_policy(
                 settings.poll_policy, time_scale=settings.poll_time_scale)
@@ -213,6 +214,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         # the embedded sandbox calls the bot's own endpoint back, on loopback
                         service.sandbox.config.webhook_url = _loopback(local) + callback_path
                     await announce_commands(application)
+                    if not application.bot.supports_inline_queries:
+                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
                     await application.start()

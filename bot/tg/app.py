@@ -18,12 +18,13 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
 
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
+from bot.media import MediaLinks
 from bot.metrics import Metrics
 from bot.operations.catalogue import Operation
 from bot.tg import followups, payments, texts
 from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import credits, groups, help, history, jobs, language, messages, operations, settings
+from bot.tg.handlers import credits, groups, help, history, inline, jobs, language, messages, operations, settings
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 TELEGRAM_CONNECTIONS = 256
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
-                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY]
+                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY, Update.INLINE_QUERY, Update.CHOSEN_INLINE_RESULT]
 
 
 def build_router(catalogue: Mapping[str, Operation]) -> Router:
@@ -78,6 +79,7 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
     application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
     followup_buttons.register(application)
+    inline.register(application)
     history.register(router, application)
     groups.register(application)
     settings.register(router, application)
@@ -130,10 +132,12 @@ async def _registered(language: str, call: Awaitable[object]) -> None:
         log.warning("could not register a command menu or description in %s: %s", language, error)
 
 
-def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False) -> TelegramNotifier:
-    """The worker's notifier, sending through this application's bot (and its rate limiter)."""
+def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False,
+                 media: MediaLinks | None = None) -> TelegramNotifier:
+    """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
+    inline-mode results for a person who never started the bot."""
     operations = application.bot_data[DEPS_KEY].operations
-    return TelegramNotifier(application.bot, sandbox=sandbox,
+    return TelegramNotifier(application.bot, sandbox=sandbox, media=media,
                             keyboard=lambda job, operation: followups.keyboard(job, operation, operations))
 
 

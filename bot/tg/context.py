@@ -92,6 +92,10 @@ def update_sender_id(update: Update) -> int | None:
         return update.callback_query.from_user.id
     if update.pre_checkout_query is not None:
         return update.pre_checkout_query.from_user.id  # it carries no message: the payer is its sender
+    if update.inline_query is not None:
+        return update.inline_query.from_user.id  # inline mode carries no chat: the person asks
+    if update.chosen_inline_result is not None:
+        return update.chosen_inline_result.from_user.id
     return sender_id(update.effective_message)
 
 
