@@ -5,12 +5,15 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot.i18n import tr
+from bot.i18n import N_, tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
 from bot.tg.flow import reply, start_operation, wait_for_more
 from bot.tg.handlers.router import Router
+
+INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or {bot} and a description to "
+                 "draw one right there.")
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
@@ -19,7 +22,8 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
     language = await language_for(context, update=update)
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
-        await reply(message, texts.help_text(d.operations.values(), language=language))
+        inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
+        await reply(message, f"{texts.help_text(d.operations.values(), language=language)}\n\n{inline}")
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:
