@@ -28,7 +28,8 @@ MAX_NEXT_OFFSET_BYTES = 64
 #: Telegram drops an answer given later than about 10 s after the query
 INLINE_ANSWER_TIMEOUT_S = 10.0
 QUERY_INVALID = "query is too old and response timeout expired or query ID is invalid"
-_UPLOAD_REFUSED = "can't use file of type attach in inline message"
+#: what Telegram answers an upload into an inline message (tdlib's refusal, tdlib/td issue 3157)
+_UPLOAD_REFUSED = "Invalid message content specified"
 #: required fields per result type (the ones the bot may send; others are refused as unmodelled); a cached
 #: photo or document is its type with a file id instead of a URL
 _REQUIRED = {
