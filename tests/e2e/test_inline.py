@@ -3,11 +3,13 @@ inline message; a refused person gets only a button; typing makes no job; a fail
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.store import JobRepository, JobState, NewJob, create_engine, session_factory
+from bot.tg.handlers.inline import FeedbackWatch
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
 from tests.e2e.helpers import job_states, settled, wait_media
 from tests.fakes import samples
@@ -152,3 +154,18 @@ async def test_a_failure_edits_the_message_into_text_and_charges_nothing(telegra
     await telegram.wait_for(lambda: message.text is not None and message.text.startswith("❌"), timeout=20)
     assert message.photo is None
     assert await settled(lambda: job_states(bot.settings), [("imagine", "failed")]) == [("imagine", "failed")]
+
+
+async def test_the_bot_says_when_inline_mode_or_inline_feedback_is_off(telegram, settings, caplog, monkeypatch):
+    monkeypatch.setattr(FeedbackWatch, "QUERIES", 3)
+    caplog.set_level(logging.INFO, logger="bot")
+    running = RunningBot(settings, telegram)
+    await running.start()  # inline mode is off (BotFather's /setinline): getMe says so
+    try:
+        assert "inline mode is off" in caplog.text
+        telegram.inline.enabled, telegram.inline.feedback = True, False
+        for query in [telegram.inline.user_types(ALICE, "") for _ in range(4)]:
+            await answered(telegram, query)
+        assert caplog.text.count("turn inline feedback on in BotFather") == 1
+    finally:
+        await running.stop()
