@@ -79,6 +79,8 @@ class InlineQuery:
     offset: str
     at: float
     answer: dict[str, Any] | None = None
+    #: when the answer came (the fake's clock), for the benchmark's answer times
+    answered_at: float | None = None
 
 
 @dataclass
@@ -178,6 +180,7 @@ class InlineMode:
                 raise bad_request("wrong file identifier/HTTP URL specified")
         query.answer = {"results": results, "next_offset": str(next_offset), "button": params.get("button"),
                         "is_personal": bool(params.get("is_personal")), "cache_time": params.get("cache_time")}
+        query.answered_at = self._clock()
         return True
 
     def _message(self, params: dict[str, Any]) -> InlineMessage:
