@@ -214,8 +214,6 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         # the embedded sandbox calls the bot's own endpoint back, on loopback
                         service.sandbox.config.webhook_url = _loopback(local) + callback_path
                     await announce_commands(application)
-                    if not application.bot.supports_inline_queries:
-                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
                     await application.start()
@@ -230,6 +228,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
                     _announce(settings, application.bot.username, service, prices, local, balance,
                               media=media is not None, callbacks=callback_path is not None)
+                    if not application.bot.supports_inline_queries:
+                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     try:
                         await _until_stopped(stop, [*parts, housekeeping])
                         log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
