@@ -12,6 +12,7 @@ from bot.store import JobRepository, JobState, NewJob, create_engine, session_fa
 from bot.tg.handlers.inline import FeedbackWatch
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
 from tests.e2e.helpers import job_states, settled, wait_media
+from tests.e2e.test_credits import balance, books
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_inline import InlineMessage
@@ -116,6 +117,8 @@ async def test_choosing_generate_draws_the_picture_into_the_inline_message(teleg
     [copy] = await wait_media(telegram, alice.id)
     assert file_id(telegram, copy) == message.photo_file_id
     assert await settled(lambda: job_states(bot.settings), [("imagine", "delivered")]) == [("imagine", "delivered")]
+    assert "Free today: 49 of 50" in await balance(telegram, alice, ALICE)  # charged once, for the picture
+    assert await books(bot.settings) == []
 
 
 async def test_a_person_who_never_started_the_bot_is_told_to_open_it(telegram_inline, bot):
@@ -154,6 +157,8 @@ async def test_a_failure_edits_the_message_into_text_and_charges_nothing(telegra
     await telegram.wait_for(lambda: message.text is not None and message.text.startswith("❌"), timeout=20)
     assert message.photo is None
     assert await settled(lambda: job_states(bot.settings), [("imagine", "failed")]) == [("imagine", "failed")]
+    assert "Free today: 50 of 50" in await balance(telegram, private_chat(ALICE), ALICE)  # nothing charged
+    assert await books(bot.settings) == []
 
 
 async def test_the_bot_says_when_inline_mode_or_inline_feedback_is_off(telegram, settings, caplog, monkeypatch):
