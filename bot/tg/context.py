@@ -106,6 +106,12 @@ def is_payment(update: Update) -> bool:
     return update.message is not None and update.message.successful_payment is not None
 
 
+def never_dropped(update: Update) -> bool:
+    """Whether an update is counted in no chat's or sender's share: money moving, or a person who picked an
+    inline "Generate" result (their job; they may have typed many queries a moment before)."""
+    return is_payment(update) or update.chosen_inline_result is not None
+
+
 #: where a context (made once per update by PTB) keeps the choices it already looked up
 _CHOICES_SEEN = "choices_seen"
 

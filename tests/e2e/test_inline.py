@@ -174,3 +174,14 @@ async def test_the_bot_says_when_inline_mode_or_inline_feedback_is_off(telegram,
         assert caplog.text.count("turn inline feedback on in BotFather") == 1
     finally:
         await running.stop()
+
+
+async def test_a_choice_after_a_burst_of_typing_is_never_dropped(telegram_inline, bot):
+    telegram = telegram_inline
+    telegram.user_sends(private_chat(ALICE), ALICE, text="/start")
+    first = telegram.inline.user_types(ALICE, "a lighthouse at dawn")
+    generate = next(result for result in (await answered(telegram, first))["results"] if result["type"] == "article")
+    for length in range(40):  # more than a sender's share of updates in flight at once
+        telegram.inline.user_types(ALICE, "a lighthouse at dawn, in the fog"[:length + 1])
+    message = telegram.inline.user_chooses(first, generate["id"])
+    await telegram.wait_for(lambda: message.photo is not None, timeout=20)
