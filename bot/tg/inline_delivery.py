@@ -54,8 +54,13 @@ class InlineDelivery:
             await self._bot.edit_message_media(InputMediaPhoto(media, caption=caption),
                                                inline_message_id=job.inline_message_id,
                                                reply_markup=inline_keyboard(job, self._bot.username))
-        except TelegramError as error:
-            raise DeliveryError(f"inline message not edited: {error}") from error
+        except (Forbidden, BadRequest) as error:
+            if not message_ids:
+                raise DeliveryError(f"inline message not edited: {error.message}") from error
+            # gone or too old to edit: the picture reached the person's chat with the bot all the same
+            log.info("job %s: inline message not edited (%s); delivered in the chat", job.id, error.message)
+        except TelegramError as error:  # a network error, or Telegram still asking to wait after retries
+            raise DeliveryError(f"inline message not edited: {error}", retry_after=10.0) from error
         return Delivered(message_ids, files)
 
     async def _file_or_link(self, job: JobRecord, result: ResultFile,

@@ -185,3 +185,13 @@ async def test_a_choice_after_a_burst_of_typing_is_never_dropped(telegram_inline
         telegram.inline.user_types(ALICE, "a lighthouse at dawn, in the fog"[:length + 1])
     message = telegram.inline.user_chooses(first, generate["id"])
     await telegram.wait_for(lambda: message.photo is not None, timeout=20)
+
+
+async def test_an_inline_message_gone_before_the_result_still_delivers_it_in_the_chat(telegram_inline, bot):
+    telegram = telegram_inline
+    alice = private_chat(ALICE)
+    telegram.user_sends(alice, ALICE, text="/start")
+    message = await choose_generate(telegram, ALICE, "a lighthouse at dawn")
+    del telegram.inline.messages[message.inline_message_id]  # Telegram no longer knows it (MESSAGE_ID_INVALID)
+    await wait_media(telegram, alice.id)
+    assert await settled(lambda: job_states(bot.settings), [("imagine", "delivered")]) == [("imagine", "delivered")]
