@@ -17,6 +17,7 @@ from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_inline import InlineMessage
 from tests.fakes.telegram_models import private_chat
+from tests.harness import free_port
 
 
 @pytest.fixture
@@ -195,3 +196,20 @@ async def test_an_inline_message_gone_before_the_result_still_delivers_it_in_the
     del telegram.inline.messages[message.inline_message_id]  # Telegram no longer knows it (MESSAGE_ID_INVALID)
     await wait_media(telegram, alice.id)
     assert await settled(lambda: job_states(bot.settings), [("imagine", "delivered")]) == [("imagine", "delivered")]
+
+
+async def test_with_public_url_a_person_who_never_started_the_bot_gets_the_picture_by_link(
+        telegram_inline, settings):
+    telegram = telegram_inline
+    port = free_port()
+    running = RunningBot(settings.model_copy(update={"public_url": f"http://127.0.0.1:{port}", "http_port": port}),
+                         telegram)
+    await running.start()
+    try:
+        message = await choose_generate(telegram, BOB, "a red kite")  # Bob never opened a chat with the bot
+        await telegram.wait_for(lambda: message.photo is not None, timeout=20)
+        assert size_of(message.photo) == (1024, 1024) and "kite" in message.caption
+        assert await settled(lambda: job_states(running.settings), [("imagine", "delivered")]) == [
+            ("imagine", "delivered")]
+    finally:
+        await running.stop()
