@@ -64,8 +64,9 @@ async def test_an_empty_query_lists_only_ones_own_results_newest_first(telegram_
     assert any(result["type"] == "article" for result in filtered["results"])
 
 
-async def delivered_rows(settings, user_id: int, file_ids: list[str]) -> None:
-    """Store delivered jobs of a user with these result files (a long history, without drawing each)."""
+async def delivered_rows(settings, user_id: int, file_ids: list[str | list[str]]) -> None:
+    """Store delivered jobs of a user with these result files, a list for an album (a long history, without
+    drawing each)."""
     engine = create_engine(settings.database_url)
     try:
         async with session_factory(engine)() as session, session.begin():
@@ -76,8 +77,9 @@ async def delivered_rows(settings, user_id: int, file_ids: list[str]) -> None:
                 job = await jobs.add(NewJob(chat_id=user_id, user_id=user_id, reply_to_message_id=None,
                                             operation="imagine", args={"prompt": "p", "style": "anime", "size": "1:1"},
                                             inputs=[], deadline_at=now + timedelta(hours=1)), now=now)
-                await jobs.update(job.id, owner=None, state=JobState.DELIVERED, result_files=[{"id": file, "kind": "photo"}],
-                                  finished_at=now)
+                files = file if isinstance(file, list) else [file]
+                await jobs.update(job.id, owner=None, state=JobState.DELIVERED, finished_at=now,
+                                  result_files=[{"id": each, "kind": "photo"} for each in files])
     finally:
         await engine.dispose()
 
@@ -91,6 +93,14 @@ async def test_results_beyond_fifty_come_in_pages(telegram_inline, bot, settings
     second = await answered(telegram, telegram.inline.user_types(ALICE, "", offset=first["next_offset"]))
     assert second["next_offset"] == ""
     assert photo_ids(first) + photo_ids(second) == files[::-1]
+
+
+async def test_an_album_is_listed_as_its_pictures(telegram_inline, bot, settings):
+    telegram = telegram_inline
+    single, *album = [telegram.add_file(samples.jpeg(64 + number, 64)) for number in range(4)]
+    await delivered_rows(settings, ALICE.id, [single, album])
+    answer = await answered(telegram, telegram.inline.user_types(ALICE, ""))
+    assert photo_ids(answer) == [*album, single]
 
 
 async def choose_generate(telegram: FakeTelegram, user, description: str) -> InlineMessage:
