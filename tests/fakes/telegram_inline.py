@@ -10,6 +10,7 @@ answer is `true`); editing one takes no upload (a file id or an HTTP URL Telegra
 from __future__ import annotations
 
 import itertools
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ INLINE_ANSWER_TIMEOUT_S = 10.0
 QUERY_INVALID = "query is too old and response timeout expired or query ID is invalid"
 #: what Telegram answers an upload into an inline message (tdlib's refusal, tdlib/td issue 3157)
 _UPLOAD_REFUSED = "Invalid message content specified"
+_START_PARAMETER = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: required fields per result type (the ones the bot may send; others are refused as unmodelled); a cached
 #: photo or document is its type with a file id instead of a URL
 _REQUIRED = {
@@ -67,6 +69,20 @@ def check_inline_result(result: dict[str, Any]) -> None:
                                     and content["message_text"].strip()):
         raise bad_request("MESSAGE_EMPTY")
     check_reply_markup(result.get("reply_markup"))
+
+
+def check_results_button(button: Any) -> None:
+    """Raise Telegram's 400 for an InlineQueryResultsButton it would refuse (text, and a start_parameter of
+    1-64 characters A-Z, a-z, 0-9, _ and -, or a web_app)."""
+    if button is None:
+        return
+    if not isinstance(button, dict) or not isinstance(button.get("text"), str) or not button["text"]:
+        raise bad_request("BUTTON_TEXT_INVALID")
+    if ("start_parameter" in button) == ("web_app" in button):
+        raise bad_request("BUTTON_TYPE_INVALID")
+    parameter = button.get("start_parameter")
+    if parameter is not None and not _START_PARAMETER.fullmatch(str(parameter)):
+        raise bad_request("START_PARAM_INVALID")
 
 
 @dataclass
@@ -172,6 +188,7 @@ class InlineMode:
         ids = [result["id"] for result in results]
         if len(set(ids)) != len(ids):
             raise bad_request("RESULT_ID_DUPLICATE")
+        check_results_button(params.get("button"))
         next_offset = params.get("next_offset") or ""
         if len(str(next_offset).encode("utf-8")) > MAX_NEXT_OFFSET_BYTES:
             raise bad_request("NEXT_OFFSET_INVALID")

@@ -11,6 +11,7 @@ from telegram import (
     InlineKeyboardMarkup,
     InlineQueryResultArticle,
     InlineQueryResultCachedPhoto,
+    InlineQueryResultsButton,
     InputMediaPhoto,
     InputTextMessageContent,
 )
@@ -88,6 +89,15 @@ async def test_answers_telegram_refuses(fake: FakeTelegram, bot: telegram.Bot, r
     query = fake.inline.user_types(ALICE, "")
     with pytest.raises(BadRequest, match="(?i)" + error):
         await bot.answer_inline_query(query, results, next_offset=next_offset)
+
+
+async def test_a_results_button_opens_the_bot_with_a_valid_start_parameter(fake: FakeTelegram, bot: telegram.Bot):
+    with pytest.raises(BadRequest, match="(?i)start_param_invalid"):
+        await bot.answer_inline_query(fake.inline.user_types(ALICE, ""), [],
+                                      button=InlineQueryResultsButton("Open", start_parameter="no spaces"))
+    query = fake.inline.user_types(ALICE, "")
+    assert await bot.answer_inline_query(query, [], button=InlineQueryResultsButton("Open", start_parameter="inline"))
+    assert fake.inline.queries[query].answer["button"] == {"text": "Open", "start_parameter": "inline"}
 
 
 async def test_a_chosen_result_has_an_inline_message_only_with_a_keyboard(fake: FakeTelegram, bot: telegram.Bot):
