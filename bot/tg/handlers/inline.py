@@ -76,6 +76,7 @@ class FeedbackWatch:
         self.warned = False
 
     def saw_query(self) -> None:
+        """Count an inline query; warn once when many came and no chosen result ever did."""
         self.queries += 1
         if not self.warned and not self.chosen and self.queries >= self.QUERIES:
             self.warned = True
@@ -83,6 +84,7 @@ class FeedbackWatch:
                         "(/setinlinefeedback) or \"Generate\" in inline mode does nothing", self.queries)
 
     def saw_chosen(self) -> None:
+        """Count a chosen result: inline feedback is on."""
         self.chosen += 1
 
 
@@ -125,7 +127,9 @@ async def _shared(d: Deps, user_id: int, words: list[str], language: str) -> lis
             for index in range(len(job.result_files))]
 
 
-def _shared_result(job: JobRecord, index: int, operations: dict[str, Operation], language: str):
+def _shared_result(job: JobRecord, index: int, operations: dict[str, Operation],
+                   language: str) -> InlineQueryResultCachedPhoto | InlineQueryResultCachedDocument:
+    """One delivered picture as a cached result (a document result for a PNG file)."""
     file = job.result_files[index]
     result_id = f"r{job.id}.{index}"
     if file.get("kind") == "document":
@@ -246,5 +250,6 @@ async def _edit(context: ContextTypes.DEFAULT_TYPE, inline_message_id: str, text
 
 
 def register(application: Application) -> None:
+    """Answer inline queries and chosen inline results."""
     application.add_handler(InlineQueryHandler(on_inline_query))
     application.add_handler(ChosenInlineResultHandler(on_chosen))
