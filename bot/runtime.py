@@ -176,7 +176,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             # the embedded sandbox, or a service that says in its answers that it is a sandbox
             stored = StoredInputs(deps.conversations)  # type: ignore[arg-type]
             notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
-                                    stored=stored)
+                                    stored=stored, media=media)
             callback_path = service_callback_path(settings)
             schedule: PollSchedule | CallbackSchedule = PollSchedule.for_policy(
                 settings.poll_policy, time_scale=settings.poll_time_scale)
@@ -244,6 +244,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     _announce(settings, application.bot.username, service, prices, local, balance,
                               media=media is not None, callbacks=callback_path is not None,
                               app=deps.app_links is not None)
+                    if not application.bot.supports_inline_queries:
+                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     try:
                         await _until_stopped(stop, [*parts, housekeeping])
                         log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)

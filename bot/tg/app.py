@@ -19,6 +19,7 @@ from telegram.ext import Application, ApplicationBuilder
 
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
 from bot.jobs.stored_inputs import StoredInputs
+from bot.media import MediaLinks
 from bot.metrics import Metrics
 from bot.tg import followups, texts
 from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
@@ -28,6 +29,7 @@ from bot.tg.handlers import (
     groups,
     help,
     history,
+    inline,
     jobs,
     language,
     menu,
@@ -48,14 +50,14 @@ log = logging.getLogger(__name__)
 TELEGRAM_CONNECTIONS = 256
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
-                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY]
+                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY, Update.INLINE_QUERY, Update.CHOSEN_INLINE_RESULT]
 
 
 #: every handler module, each registered by its register(application, router), in the order their handlers are
 #: tried and their commands fill the menu: payments before the message handler (a payment is a message without
 #: text), the menu's catch-all button handler last
-HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, history, groups,
-                   settings, menu)
+HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, inline, history,
+                   groups, settings, menu)
 
 
 def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,
@@ -125,10 +127,11 @@ async def _registered(language: str, call: Awaitable[object]) -> None:
 
 
 def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False,
-                 stored: StoredInputs | None = None) -> TelegramNotifier:
-    """The worker's notifier, sending through this application's bot (and its rate limiter)."""
+                 stored: StoredInputs | None = None, media: MediaLinks | None = None) -> TelegramNotifier:
+    """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
+    inline-mode results for a person who never started the bot."""
     d: Deps = application.bot_data[DEPS_KEY]
-    return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored,
+    return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
                             keyboard=lambda job, operation: followups.keyboard(
                                 job, operation, d.operations, d.app_links, application.bot.username))
 

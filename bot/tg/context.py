@@ -103,6 +103,10 @@ def update_sender_id(update: Update) -> int | None:
         return update.callback_query.from_user.id
     if update.pre_checkout_query is not None:
         return update.pre_checkout_query.from_user.id  # it carries no message: the payer is its sender
+    if update.inline_query is not None:
+        return update.inline_query.from_user.id  # inline mode carries no chat: the person asks
+    if update.chosen_inline_result is not None:
+        return update.chosen_inline_result.from_user.id
     return sender_id(update.effective_message)
 
 
@@ -111,6 +115,12 @@ def is_payment(update: Update) -> bool:
     if update.pre_checkout_query is not None:
         return True
     return update.message is not None and update.message.successful_payment is not None
+
+
+def never_dropped(update: Update) -> bool:
+    """Whether an update is counted in no chat's or sender's share: money moving, or a person who picked an
+    inline "Generate" result (their job; they may have typed many queries a moment before)."""
+    return is_payment(update) or update.chosen_inline_result is not None
 
 
 #: where a context (made once per update by PTB) keeps the choices it already looked up

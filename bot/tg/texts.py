@@ -82,7 +82,7 @@ HANDLER_ERROR = N_("Sorry, something went wrong on my side. Please try again.")
 JOB = N_("Job")
 
 #: the command menu's texts for the commands that are not operations (an operation's is its summary)
-HELP_COMMAND = N_("What I can do")
+HELP_COMMAND = N_("What I can do (also inline: type my @name in any chat)")
 STATUS_COMMAND = N_("Your jobs in progress")
 CANCEL_COMMAND = N_("Stop your jobs in this chat (admins: /cancel all)")
 LANGUAGE_COMMAND = N_("Choose my language")

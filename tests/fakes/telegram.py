@@ -27,6 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_checks import is_photo
+from tests.fakes.telegram_inline import InlineMode, edit_message_media, route_edits
 from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
 from tests.fakes.telegram_members import ChatMembers
 from tests.fakes.telegram_menu import MenuButtons
@@ -114,6 +115,12 @@ class FakeTelegram:
         self._api.register("setWebhook", self.webhook.set_webhook)
         self._api.register("deleteWebhook", self.webhook.delete_webhook)
         self._api.register("getWebhookInfo", self.webhook.get_webhook_info)
+        #: inline mode (tests/fakes/telegram_inline.py): users type and choose, the bot answers and edits
+        self.inline = InlineMode(self._state, clock)
+        self._api.inline = self.inline
+        self._api.register("answerInlineQuery", self.inline.answer_inline_query)
+        self._api.register("editMessageText", route_edits(self._api.edit_message_text, self.inline))
+        self._api.register("editMessageMedia", lambda params, files: edit_message_media(self.inline, params))
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"

@@ -45,6 +45,8 @@ class BotApi:
         self._state = state
         self._bot_username = bot_username
         self._commands: dict[str, list[dict[str, str]]] = {}
+        #: inline mode, once the server attaches it (getMe reports whether it is on)
+        self.inline: Any = None
         self.members = ChatMembers(state)
         self.payments = Payments(state)
         self.profile = BotProfile()
@@ -105,7 +107,8 @@ class BotApi:
         """getMe."""
         return {**self._state.bot.to_dict(), "username": self._bot_username,
                 "can_join_groups": True, "can_read_all_group_messages": False,
-                "supports_inline_queries": False, "can_connect_to_business": False,
+                "supports_inline_queries": self.inline is not None and self.inline.enabled,
+                "can_connect_to_business": False,
                 "has_main_web_app": False}
 
     async def get_updates(self, params: dict[str, Any], files: Files) -> list[dict[str, Any]]:

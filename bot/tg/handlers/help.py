@@ -6,7 +6,7 @@ from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.ext import Application, ContextTypes
 
-from bot.i18n import tr
+from bot.i18n import N_, tr
 from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
@@ -14,6 +14,9 @@ from bot.tg.handlers.router import Router
 from bot.tg.pairs import wait_for_more
 from bot.tg.replies import reply
 from bot.tg.start import start_operation
+
+INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or {bot} and a description to "
+                 "draw one right there.")
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
@@ -29,7 +32,8 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
         return
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
-        await reply(message, texts.help_text(d.operations.values(), language=language))
+        inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
+        await reply(message, f"{texts.help_text(d.operations.values(), language=language)}\n\n{inline}")
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:

@@ -12,6 +12,7 @@ from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, Mess
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import DEPS_KEY, Deps, deps, is_payment, language_for, update_sender_id
+from bot.tg.handlers import inline
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
 from bot.tg.intake import FLOOD_NOTICE_KEY
@@ -56,6 +57,10 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         if update.pre_checkout_query:
             # unanswered, the payment would hang until Telegram gives up after 10 s
             await update.pre_checkout_query.answer(ok=False, error_message=tr(language, texts.PAYMENT_NOT_ALLOWED))
+        elif update.inline_query:
+            await inline.refuse_query(update)
+        elif update.chosen_inline_result:
+            await inline.refuse_chosen(update)
         elif update.callback_query:
             await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
         elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
