@@ -118,8 +118,8 @@ def check_reply_markup(markup: Any, chat: Chat | None) -> dict[str, Any] | None:
     return markup
 
 
-def inline_markup_for_edit(markup: Any, chat: Chat) -> dict[str, Any] | None:
-    """The keyboard an edit leaves on a message; an empty keyboard means none."""
+def inline_markup_for_edit(markup: Any, chat: Chat | None) -> dict[str, Any] | None:
+    """The keyboard an edit leaves on a message (`chat` None: an inline message); an empty keyboard means none."""
     checked = check_reply_markup(markup, chat)
     return checked if checked and checked["inline_keyboard"] else None
 

@@ -32,43 +32,55 @@ QUERY_INVALID = "query is too old and response timeout expired or query ID is in
 #: what Telegram answers an upload into an inline message (tdlib's refusal, tdlib/td issue 3157)
 _UPLOAD_REFUSED = "Invalid message content specified"
 _START_PARAMETER = re.compile(r"[A-Za-z0-9_-]{1,64}")
-#: required fields per result type (the ones the bot may send; others are refused as unmodelled); a cached
-#: photo or document is its type with a file id instead of a URL
-_REQUIRED = {
-    "article": ("title", "input_message_content"),
-    "photo": ("photo_url", "thumbnail_url"),
-    "cached_photo": ("photo_file_id",),
-    "document": ("title", "document_url", "mime_type"),
-    "cached_document": ("title", "document_file_id"),
-}
+_RESULT_TYPES = frozenset({
+    "article", "audio", "contact", "document", "game", "gif", "location", "mpeg4_gif", "photo", "sticker",
+    "venue", "video", "voice",
+})
 
 
-def _variant(result: dict[str, Any]) -> str:
-    """The result's shape: "photo" and "document" with a file id are their cached kinds."""
-    kind = result.get("type")
-    if kind in ("photo", "document") and f"{kind}_file_id" in result:
-        return f"cached_{kind}"
-    return str(kind)
-
-
-def check_inline_result(result: dict[str, Any]) -> None:
-    """Raise Telegram's 400 for an InlineQueryResult it would refuse (type, id, required fields, keyboard)."""
-    if not isinstance(result, dict):
-        raise bad_request("can't parse inline query results JSON object")
-    kind = _variant(result)
-    if result.get("type") not in ("article", "photo", "document"):
-        raise bad_request(f"RESULT_TYPE_INVALID: {kind!r} is not modelled by the fake")
-    result_id = result.get("id")
-    if not isinstance(result_id, str) or not 1 <= len(result_id.encode("utf-8")) <= MAX_RESULT_ID_BYTES:
+def check_inline_result(value: Any) -> dict[str, Any]:
+    """An InlineQueryResult as the Bot API server parses it (answerInlineQuery, savePreparedInlineMessage), with
+    its error texts (tdlib/telegram-bot-api, first letter lowered): a known type and an id of 1-64 bytes; an
+    article needs title and input_message_content (or the legacy message_text); a photo photo_url or, cached,
+    photo_file_id; a document title and document_url with mime_type or document_file_id; an inline keyboard
+    without web_app buttons (the message may land in any chat). The result, its type lowered."""
+    if not isinstance(value, dict):
+        raise bad_request("inline query result must be an object")
+    kind, result_id = value.get("type"), value.get("id")
+    if not isinstance(kind, str):
+        raise bad_request('can\'t find field "type"')
+    if not isinstance(result_id, str):
+        raise bad_request('can\'t find field "id"')
+    if not 1 <= len(result_id.encode()) <= MAX_RESULT_ID_BYTES:
         raise bad_request("RESULT_ID_INVALID")
-    for name in _REQUIRED[kind]:
-        if not result.get(name):
-            raise bad_request(f"can't parse inline query result: field \"{name}\" must be specified")
-    content = result.get("input_message_content")
-    if content is not None and not (isinstance(content, dict) and isinstance(content.get("message_text"), str)
-                                    and content["message_text"].strip()):
-        raise bad_request("MESSAGE_EMPTY")
-    check_reply_markup(result.get("reply_markup"))
+    kind = kind.lower()
+    if kind not in _RESULT_TYPES:
+        raise bad_request(f'type "{kind}" is unsupported for the inline query result')
+    content = value.get("input_message_content")
+    if content is not None and not isinstance(content, dict):
+        raise bad_request('field "input_message_content" must be of type Object')
+    if kind == "article":
+        if content is None and not isinstance(value.get("message_text"), str):
+            raise bad_request('can\'t find field "message_text"')
+        _required(value, "title")
+    if kind == "photo" and not _given(value, "photo_url"):
+        _required(value, "photo_file_id")
+    if kind == "document":
+        _required(value, "title")
+        if not _given(value, "document_file_id"):
+            _required(value, "document_url")
+            _required(value, "mime_type")
+    check_reply_markup(value.get("reply_markup"), None)
+    return {**value, "type": kind}
+
+
+def _given(value: dict[str, Any], field: str) -> bool:
+    return isinstance(value.get(field), str) and bool(value[field])
+
+
+def _required(value: dict[str, Any], field: str) -> None:
+    if not _given(value, field):
+        raise bad_request(f'can\'t find field "{field}"')
 
 
 def check_results_button(button: Any) -> None:
@@ -165,7 +177,7 @@ class InlineMode:
         content = result.get("input_message_content")
         if content is not None:
             message.text = content["message_text"]
-        elif _variant(result) == "cached_photo":
+        elif result.get("photo_file_id"):
             message.photo_file_id = result["photo_file_id"]
             message.caption = result.get("caption")
         self.messages[inline_id] = message
@@ -183,8 +195,7 @@ class InlineMode:
             raise bad_request("can't parse inline query results JSON object")
         if len(results) > MAX_RESULTS:
             raise bad_request("RESULTS_TOO_MUCH")
-        for result in results:
-            check_inline_result(result)
+        results = [check_inline_result(result) for result in results]
         ids = [result["id"] for result in results]
         if len(set(ids)) != len(ids):
             raise bad_request("RESULT_ID_DUPLICATE")
@@ -193,7 +204,7 @@ class InlineMode:
         if len(str(next_offset).encode("utf-8")) > MAX_NEXT_OFFSET_BYTES:
             raise bad_request("NEXT_OFFSET_INVALID")
         for result in results:
-            if _variant(result) == "cached_photo" and result["photo_file_id"] not in self._state.files:
+            if result["type"] == "photo" and result.get("photo_file_id") and result["photo_file_id"] not in self._state.files:
                 raise bad_request("wrong file identifier/HTTP URL specified")
         query.answer = {"results": results, "next_offset": str(next_offset), "button": params.get("button"),
                         "is_personal": bool(params.get("is_personal")), "cache_time": params.get("cache_time")}
@@ -212,7 +223,7 @@ class InlineMode:
         if message.text is None:
             raise bad_request("there is no text in the message to edit")
         text, _ = message_text(params, too_long="MESSAGE_TOO_LONG")
-        markup = inline_markup_for_edit(params.get("reply_markup"))
+        markup = inline_markup_for_edit(params.get("reply_markup"), None)
         if (text, markup) == (message.text, message.reply_markup):
             raise bad_request("message is not modified: specified new message content and reply markup are "
                               "exactly the same as a current content and reply markup of the message")
@@ -243,7 +254,7 @@ class InlineMode:
         message.photo, message.photo_file_id = data, file_id
         message.caption = media.get("caption")
         message.text = None  # a text message that gains media shows its caption instead
-        message.reply_markup = inline_markup_for_edit(params.get("reply_markup"))
+        message.reply_markup = inline_markup_for_edit(params.get("reply_markup"), None)
         message.edits.append("media")
         return True
 
