@@ -131,6 +131,8 @@ class Operation:
     outputs: Callable[[Args], int] = field(default=lambda args: 1)
     #: the title as a noun, for sentences ("Colorizing needs a photo"), a msgid; None: the title is one already
     noun: str | None = None
+    #: what inline mode's "Generate" queues (`@bot <description>` in any chat): one text-only operation
+    inline: bool = False
 
     @property
     def title_noun(self) -> str:

@@ -62,5 +62,5 @@ def entry(styles: StyleCatalogue) -> Operation:
         builder=build,
         describe=lambda args: lazy(N_("Imagine ({style}, {size}): {prompt}"), style=args["style"], size=args["size"],
                                    prompt=args["prompt"][:300]),
-        style_group="imagine", image_names=(), typical_seconds=15, noun=N_("Drawing from a description"),
+        style_group="imagine", image_names=(), typical_seconds=15, noun=N_("Drawing from a description"), inline=True,
         cli=(option("--style"), option("--size"), option("--prompt", required=True)))

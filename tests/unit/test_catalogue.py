@@ -162,3 +162,10 @@ def test_style_groups_are_read_from_every_section():
     assert group.settings == {"max_count": 3}
     with pytest.raises(ValueError, match="no section"):
         catalogue.group("other")
+
+
+def test_inline_mode_generates_with_one_text_only_operation():
+    """`@bot <description>` queues the one entry marked for inline mode: it needs no image, only a description."""
+    marked = [operation for operation in build_catalogue(load_catalogue()).values() if operation.inline]
+    assert [operation.name for operation in marked] == ["imagine"]
+    assert marked[0].images == 0 and marked[0].style_group is not None

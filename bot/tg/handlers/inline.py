@@ -48,8 +48,6 @@ CACHE_S = 5
 READ_BUDGET_S = 1.5
 #: styles offered beside the plain "Generate"
 STYLES_OFFERED = 3
-#: the text-to-image operation inline mode queues
-OPERATION = "imagine"
 #: a Generate result's id: "g:<style>"
 GENERATE = "g"
 #: `/start inline`, the deep link of the "open the bot" buttons
@@ -64,6 +62,11 @@ STARTING = N_("🎨 {description}\n⏳ Starting…")
 OPEN_BOT = N_("Open the bot")
 PRIVATE_BUTTON = N_("This bot is private: open it")
 NO_RESULTS_BUTTON = N_("No pictures yet: make one in the bot")
+
+
+def _generating(d: Deps) -> Operation | None:
+    """The operation "Generate" queues: the catalogue's entry marked for inline mode."""
+    return next((operation for operation in d.operations.values() if operation.inline), None)
 
 
 class FeedbackWatch:
@@ -143,7 +146,7 @@ def _shared_result(job: JobRecord, index: int, operations: dict[str, Operation],
 
 def _offers(d: Deps, language: str, description: str, username: str | None) -> list[InlineQueryResultArticle]:
     """The "Generate" results for a description: the default style first, then a few others."""
-    operation = d.operations.get(OPERATION)
+    operation = _generating(d)
     if operation is None or operation.style_group is None:
         return []
     group = d.styles.group(operation.style_group)
@@ -215,7 +218,7 @@ async def on_chosen(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chosen, d = update.chosen_inline_result, deps(context)
     _watch(context).saw_chosen()
     kind, _, style = chosen.result_id.partition(":")
-    operation = d.operations.get(OPERATION)
+    operation = _generating(d)
     if kind != GENERATE or operation is None:
         return  # a shared picture: nothing more to do
     if chosen.inline_message_id is None:
