@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import socket
 import sys
@@ -70,11 +71,32 @@ def sqlite_url(path: Path | str) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
 
+#: not the `random` module's generator, which a test may seed: every xdist worker would then draw the same ports
+_PORTS = random.SystemRandom()
+
+
+def _ephemeral_ports() -> range:
+    """The ports the kernel hands out as the local end of outgoing connections."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    except (OSError, ValueError):
+        low, high = "32768", "60999"
+    return range(int(low), int(high) + 1)
+
+
 def free_port() -> int:
-    """A TCP port free on loopback right now (for a bot whose HTTP server a test must reach)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A TCP port free on loopback right now (for a bot whose HTTP server a test must reach), outside the
+    ephemeral range: a bot restarted on its port must find it free, and while it was down any outgoing
+    connection on the machine could have been given an ephemeral port as its own."""
+    ephemeral = _ephemeral_ports()
+    while True:
+        port = _PORTS.randrange(10_000, min(ephemeral.start, 32_768))
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 WEBHOOK_PATH = "/telegram/webhook"
