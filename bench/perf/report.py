@@ -25,8 +25,8 @@ def _known(*values: float | None) -> bool:
 def _polls_vs_fixed2(f: Figures) -> bool | None:
     if not _known(f["polls_per_task"], f["polls_per_task_fixed2"], f["lag_p95_s"], f["lag_p95_s_fixed2"]):
         return None
-    return (f["polls_per_task"] <= 0.9 * f["polls_per_task_fixed2"]
-            and f["lag_p95_s"] <= f["lag_p95_s_fixed2"] + 0.25)
+    return (f["polls_per_task"] <= 0.7 * f["polls_per_task_fixed2"]
+            and f["lag_p95_s"] <= f["lag_p95_s_fixed2"] + 0.3)
 
 
 def _polls_vs_fixed5(f: Figures) -> bool | None:
@@ -55,7 +55,7 @@ TARGETS: tuple[tuple[str, Callable[[Figures], bool | None]], ...] = (
     ("tg_calls_per_job <= 3", _at_most("tg_calls_per_job", 3)),
     ("tg_calls_per_job_quick <= 3", _at_most("tg_calls_per_job_quick", 3)),
     ("tg_calls_per_job_slow <= 5", _at_most("tg_calls_per_job_slow", 5)),
-    ("polls <= 0.9 x fixed2 with lag_p95 <= fixed2 + 0.25 s", _polls_vs_fixed2),
+    ("polls <= 0.7 x fixed2 with lag_p95 <= fixed2 + 0.3 s", _polls_vs_fixed2),
     ("fewer polls than fixed5 at a lower lag_p95", _polls_vs_fixed5),
     ("polls_per_task_cb <= 1.2", _at_most("polls_per_task_cb", 1.2)),
     ("lag_p95_s_cb <= 0.3", _at_most("lag_p95_s_cb", 0.3)),

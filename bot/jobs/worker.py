@@ -31,13 +31,14 @@ from bot.jobs.failures import (
     GiveUp,
     Outcome,
     Retry,
+    backoff,
     classify,
     failure_of,
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
-from bot.jobs.polling import PollSchedule
+from bot.jobs.polling import PollSchedule, Schedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
 from bot.metrics import Metrics
@@ -130,7 +131,7 @@ class Worker:
 
     def __init__(self, sessions: Sessions, client: AiartClient, notifier: Notifier,
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
-                 config: WorkerConfig, schedule: PollSchedule | None = None,
+                 config: WorkerConfig, schedule: Schedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,
                  metrics: Metrics | None = None, alarm: ServiceAlarm | None = None) -> None:
         self._sessions = sessions
@@ -141,7 +142,7 @@ class Worker:
         self._handoff = handoff
         self._fetcher = fetcher
         self.config = config
-        self.schedule = schedule or PollSchedule()
+        self.schedule: Schedule = schedule or PollSchedule()
         self._clock = clock
         self._rng = rng or random.Random()
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
@@ -152,6 +153,8 @@ class Worker:
         self.metrics = metrics or Metrics()
         self._alarm = alarm
         self._polls: dict[int, int] = {}  # job id -> status checks so far (this process's)
+        #: job id -> when this process set its next status check (a callback may move it earlier)
+        self._planned: dict[int, datetime] = {}
         #: monotonic time the loop last turned (/readyz)
         self.last_turn = time.monotonic()
 
@@ -363,12 +366,11 @@ class Worker:
             self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
             input_pixels = max((image.width * image.height for image in images), default=None)
             first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
+            next_check = self._plan(job, min(now + timedelta(seconds=first), job.deadline_at))
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
-                               next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
-                               lease_owner=None, lease_until=None)
+                               next_check_at=next_check, lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
-            was_heard = getattr(self.schedule, "was_heard", None)
-            if was_heard is not None and was_heard(task_id):
+            if self.schedule.was_heard(task_id):
                 # the task ended and called back before it was stored as running: check it now
                 await self._check_stored_task_now(task_id)
 
@@ -385,7 +387,7 @@ class Worker:
             return
         age = (self._clock() - job.created_at).total_seconds()
         round_ = max(job.attempts, 1 + int(age // UNCOUNTED_BACKOFF_STEP_S))
-        delay = PollSchedule.backoff(round_, retry_after=retry_after, rng=self._rng)
+        delay = backoff(round_, retry_after=retry_after, rng=self._rng)
         log.warning("job %s: submission failed (%s); trying again in %.1fs", job.id, why, delay)
         attempts = job.attempts if counted else job.attempts - 1
         await self._reschedule(job, delay, state=JobState.QUEUED, attempts=attempts)
@@ -402,6 +404,9 @@ class Worker:
         operation = self._operations.get(job.operation)
         now = self._clock()
         self._polls[job.id] = self._polls.get(job.id, 0) + 1
+        planned = self._planned.pop(job.id, None)
+        # due earlier than this process set it: a callback (here or on another replica) moved it
+        announced = None if planned is None else job.next_check_at < planned - timedelta(milliseconds=1)
         asked_at = time.monotonic()
         try:
             async with self._service_slots:
@@ -414,7 +419,7 @@ class Worker:
             elif now >= job.deadline_at:
                 await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
             else:
-                delay = PollSchedule.backoff(2, retry_after=retry_after_of(error), rng=self._rng)
+                delay = backoff(2, retry_after=retry_after_of(error), rng=self._rng)
                 log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
                 await self._reschedule(job, delay)
             return
@@ -425,7 +430,7 @@ class Worker:
             self.metrics.polls_per_task.observe(self._polls.pop(job.id, 1))
             self.metrics.service_seconds.labels(job.operation).observe(max(0.0, age))
         if task.state is TaskState.COMPLETED:
-            self.schedule.record(job.operation, age, job.input_pixels, task_id=job.task_id)
+            self.schedule.finished(job.operation, age, job.input_pixels, task_id=job.task_id, announced=announced)
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
                                      next_check_at=now)
             if job is not None:
@@ -436,12 +441,11 @@ class Worker:
         elif now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
-            heard_since = getattr(self.schedule, "heard_since", None)
-            if heard_since is not None and heard_since(job.task_id, asked_at):
+            if self.schedule.heard_since(job.task_id, asked_at):
                 delay = 0.0  # its callback came while this check was on its way: it has ended since
             else:
                 delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
-            next_check = min(now + timedelta(seconds=delay), job.deadline_at)
+            next_check = self._plan(job, min(now + timedelta(seconds=delay), job.deadline_at))
             shown = await self._show_progress(job, operation, age)
             await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
                                **({"progress": shown} if shown is not None else {}))
@@ -504,7 +508,7 @@ class Worker:
         if isinstance(outcome, Retry):
             retry_after = retry_after_of(error)
             await self._reschedule(job, retry_after if retry_after is not None
-                                   else PollSchedule.backoff(2, rng=self._rng))
+                                   else backoff(2, rng=self._rng))
         else:
             log.warning("job %s: delivery failed for good: %s", job.id, error)
             await self._finish_failed(job, operation, failure_of(error, outcome))
@@ -513,9 +517,7 @@ class Worker:
 
     async def check_now(self, task_id: str) -> bool:
         """A service callback named this task: make its running job's next status check due now."""
-        heard = getattr(self.schedule, "heard", None)
-        if heard is not None:
-            heard(task_id)
+        self.schedule.heard(task_id)
         return await self._check_stored_task_now(task_id)
 
     async def _check_stored_task_now(self, task_id: str) -> bool:
@@ -526,8 +528,14 @@ class Worker:
         self.wake()
         return True
 
+    def _plan(self, job: JobRecord, next_check: datetime) -> datetime:
+        """Remember when this process set the job's next status check; returns it."""
+        self._planned[job.id] = next_check
+        return next_check
+
     def _finished(self, job: JobRecord, state: JobState) -> None:
         self._polls.pop(job.id, None)
+        self._planned.pop(job.id, None)
         self.metrics.jobs_finished.labels(job.operation, state.value).inc()
 
     def _service_outcome(self, call: str, error: BaseException | None) -> None:

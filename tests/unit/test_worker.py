@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.aiart import AiartClient, RetryPolicy
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import DeliveryError, Failure, FailureKind, ResultFile
+from bot.jobs.polling import TOLERATED, PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard
 from bot.jobs.service import JobRequest, JobService
 from bot.jobs.worker import Worker, WorkerConfig
@@ -501,3 +502,27 @@ async def test_a_refused_request_is_kept_as_a_refused_failure_that_the_worker_le
     assert not refused.failure_untold
     assert await rig.worker.tick() == 0
     assert rig.chat.failures == []  # the chat side already told the user
+
+
+async def test_callbacks_stay_trusted_when_another_replica_heard_one_and_not_when_none_came(rig: Rig):
+    here, there = rig.make_worker(WorkerConfig(owner="here")), rig.make_worker(WorkerConfig(owner="there"))
+    here.schedule = PollSchedule(callbacks=True, grace=0.0)
+    for _ in range(TOLERATED + 1):
+        job = await rig.queue()
+        await here.tick()
+        running = await rig.job(job.id)
+        assert running.next_check_at >= rig.clock() + timedelta(seconds=1)  # callbacks first: the first check waits
+        rig.service.finish_all()
+        assert await there.check_now(running.task_id)  # the service called the other replica back
+        await here.tick()
+        assert (await rig.job(job.id)).state is JobState.DELIVERED
+    assert here.schedule.trusted  # each check came early: someone heard the callback
+
+    for _ in range(TOLERATED + 1):
+        job = await rig.queue()
+        await here.tick()
+        rig.service.finish_all()
+        rig.clock.now = (await rig.job(job.id)).next_check_at  # no callback: the late check finds the task finished
+        await here.tick()
+        assert (await rig.job(job.id)).state is JobState.DELIVERED
+    assert not here.schedule.trusted
