@@ -126,7 +126,8 @@ class PollSchedule:
             return self.fixed_interval * self.time_scale
         age = age_seconds / self.time_scale
         if self.trusted:  # late, or its callback was lost: the next check waits as long again
-            return max(self.pace, self.late_factor * self.typical(operation, input_pixels) - age, age) * self.time_scale
+            late = self.late_factor * self.typical(operation, input_pixels) - age
+            return min(self.max_interval, max(self.pace, late, age)) * self.time_scale
         # while most callbacks come, a check finds only the few tasks whose callback was lost: fewer will do
         pace = self.pace * (self.sparse_factor if self.callbacks and self._mostly_announced() else 1.0)
         if age < self.tail_after * self.typical(operation, input_pixels):
