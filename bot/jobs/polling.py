@@ -1,17 +1,19 @@
 """When to check a running task's status: callbacks first, else a steady pace that skips the hopeless early checks.
 
-With the service's callbacks trusted, a task's first check comes late (`late_factor` × its typical
-duration) and its callback makes the check due at once; a task still running then (or whose callback
-was lost) is checked again when it is as old again (at most `max_interval` later). Without
-callbacks, or while they go missing (more than `TOLERATED` of the last `TRUST_WINDOW` tasks that
-checks of this process found finished had no callback within `grace` seconds), checks start at
-`first_share` of the typical duration (earlier ones could hardly find anything), come every `pace`
-seconds (as often as the provider's own client; `sparse_factor` times that while most callbacks
-still come, as the checks then only find the tasks whose callback was lost) and, past `tail_after` ×
-the typical duration, back off to `tail_share` of the task's age. The only thing learned is each
-operation's typical duration: the running median of its recent tasks, per input megapixel when the
-input's size is known (image work takes time in proportion to pixels). Every delay is multiplied by
-`time_scale` and every age divided by it, so a benchmark can run against a faster sandbox.
+With the service's callbacks trusted (configured, and one came), a task's first check comes late
+(`late_factor` × its typical duration) and its callback makes the check due at once; a task still
+running then (or whose callback was lost) is checked again when it is as old again (at most
+`max_interval` later). Without callbacks, or while they go missing (more than `TOLERATED` of the
+last `TRUST_WINDOW` tasks that checks of this process found finished had no callback within `grace`
+seconds), checks start at `first_share` of the typical duration (earlier ones could hardly find
+anything), come every `pace` seconds (as often as the provider's own client; `sparse_factor` times
+that while most callbacks still come, as the checks then only find the tasks whose callback was
+lost) and, past `tail_after` × the typical duration, back off to `tail_share` of the task's age. The
+only thing learned is each operation's typical duration: the running median of its recent tasks, per
+input megapixel when the input's size is known (image work takes time in proportion to pixels);
+until one of its tasks has ended, checks keep the steady pace from the start. Every delay is
+multiplied by `time_scale` and every age divided by it, so a benchmark can run against a faster
+sandbox.
 """
 
 from __future__ import annotations
@@ -111,16 +113,19 @@ class PollSchedule:
 
     @property
     def trusted(self) -> bool:
-        """Whether checks wait for callbacks: they are configured and hardly any went missing of late."""
+        """Whether checks wait for callbacks: configured, one came, and hardly any went missing of late."""
         self._count_missing(time.monotonic())
-        return self.callbacks and self._announced.count(False) <= TOLERATED
+        return self.callbacks and True in self._announced and self._announced.count(False) <= TOLERATED
 
     def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
         self._guess.setdefault(operation, typical_seconds)
         if self.fixed_interval is not None:
             return self.fixed_interval * self.time_scale
-        share = self.late_factor if self.trusted else self.first_share
-        return max(self.pace / 2, share * self.typical(operation, input_pixels)) * self.time_scale
+        if self.trusted:
+            return max(self.pace / 2, self.late_factor * self.typical(operation, input_pixels)) * self.time_scale
+        if (operation, bool(input_pixels)) not in self._samples:
+            return self.pace * self.time_scale  # nothing learnt yet: which checks are hopeless is not known
+        return max(self.pace / 2, self.first_share * self.typical(operation, input_pixels)) * self.time_scale
 
     def next_delay(self, operation: str, age_seconds: float, input_pixels: int | None = None) -> float:
         if self.fixed_interval is not None:

@@ -79,7 +79,14 @@ def test_a_callback_just_after_the_check_or_from_another_replica_counts_as_heard
     schedule.finished("op", 12.0, MP, task_id="raced", announced=False)
     schedule.heard("raced")  # within the grace
     schedule.finished("op", 12.0, MP, task_id="elsewhere", announced=None)  # another replica's check: no evidence
-    assert PollSchedule(callbacks=True, grace=0.0).trusted and schedule.trusted
-    unknown = PollSchedule(callbacks=True, grace=0.0)
-    unknown.finished("op", 12.0, MP, task_id="elsewhere", announced=None)
-    assert unknown.trusted
+    assert schedule.trusted
+    silent = PollSchedule(callbacks=True, grace=0.0)
+    silent.finished("op", 12.0, MP, task_id="elsewhere", announced=None)
+    assert not silent.trusted  # configured, but none came yet: polling until one does
+    assert silent.first_delay("op", 8.0, MP) < 10.0
+
+
+def test_before_anything_is_learnt_checks_start_at_the_providers_pace():
+    schedule = PollSchedule()
+    assert schedule.first_delay("op", 40.0, MP) == 2.0  # the catalogue's 40 s is only a guess
+    assert learnt(schedule, 40.0, count=1).first_delay("op", 40.0, MP) == pytest.approx(0.55 * 40.0)
