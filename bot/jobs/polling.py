@@ -3,17 +3,17 @@
 With the service's callbacks trusted (configured, and one came), a task's first check comes late
 (`late_factor` × its typical duration) and its callback makes the check due at once; a task still
 running then (or whose callback was lost) is checked again when it is as old again (at most
-`max_interval` later). Without callbacks, or while they go missing (more than `TOLERATED` of the
-last `TRUST_WINDOW` tasks that checks of this process found finished had no callback within `grace`
-seconds), checks start at `first_share` of the typical duration (earlier ones could hardly find
-anything), come every `pace` seconds (as often as the provider's own client; `sparse_factor` times
-that while most callbacks still come, as the checks then only find the tasks whose callback was
-lost) and, past `tail_after` × the typical duration, back off to `tail_share` of the task's age. The
-only thing learned is each operation's typical duration: the running median of its recent tasks, per
-input megapixel when the input's size is known (image work takes time in proportion to pixels);
-until one of its tasks has ended, checks keep the steady pace from the start. Every delay is
-multiplied by `time_scale` and every age divided by it, so a benchmark can run against a faster
-sandbox.
+`max_interval` later). Without callbacks, or while they go missing (more than `TOLERATED` of the last
+`TRUST_WINDOW` tasks that checks of this process found finished had no callback within `grace` seconds;
+a loss counts only while callbacks are trusted), checks start at `first_share` of the typical duration
+(earlier ones could hardly find anything), come every `pace` seconds (as often as the provider's own
+client; `sparse_factor` times that while most callbacks still come, as the checks then only find the
+tasks whose callback was lost) and, past `tail_after` × the typical duration, back off to `tail_share`
+of the task's age. The only thing learned is each operation's typical duration: the running median of
+its recent tasks, per input megapixel when the input's size is known (image work takes time in
+proportion to pixels); until one of its tasks has ended, checks keep the steady pace from the start.
+Every delay is multiplied by `time_scale` and every age divided by it, so a benchmark can run against
+a faster sandbox.
 """
 
 from __future__ import annotations
@@ -145,7 +145,9 @@ class PollSchedule:
         heard = self._heard.pop(task_id, None) is not None or bool(announced)
         if heard:
             self._announced.append(True)
-        elif announced is False:
+        elif announced is False and self.trusted:
+            # a loss counts only at a check that waited for the callback: one found by the steady pace may
+            # have called back another replica, and counting it would keep this one polling for good
             self._unheard[task_id] = time.monotonic()
             self._trim(self._unheard)
         if self.fixed_interval is None:

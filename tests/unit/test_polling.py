@@ -86,6 +86,15 @@ def test_a_callback_just_after_the_check_or_from_another_replica_counts_as_heard
     assert silent.first_delay("op", 8.0, MP) < 10.0
 
 
+def test_tasks_found_while_polling_do_not_count_as_lost():
+    # a replica polling at the steady pace finds tasks another replica was called back for: no evidence of loss
+    schedule = PollSchedule(callbacks=True, grace=0.0)
+    for index in range(TOLERATED + 1):
+        schedule.finished("op", 12.0, MP, task_id=f"found-{index}", announced=False)
+    schedule.finished("op", 12.0, MP, task_id="called", announced=True)
+    assert schedule.trusted
+
+
 def test_before_anything_is_learnt_checks_start_at_the_providers_pace():
     schedule = PollSchedule()
     assert schedule.first_delay("op", 40.0, MP) == 2.0  # the catalogue's 40 s is only a guess
