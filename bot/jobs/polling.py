@@ -1,6 +1,6 @@
 """When to check a running task's status: callbacks first, else a steady pace that skips the hopeless early checks.
 
-With the service's callbacks trusted (configured, and one came), a task's first check comes late
+With the service's callbacks trusted (configured, and hardly any lost), a task's first check comes late
 (`late_factor` × its typical duration) and its callback makes the check due at once; a task still
 running then (or whose callback was lost) is checked again when it is as old again (at most
 `max_interval` later). Without callbacks, or while they go missing (more than `TOLERATED` of the last
@@ -113,9 +113,10 @@ class PollSchedule:
 
     @property
     def trusted(self) -> bool:
-        """Whether checks wait for callbacks: configured, one came, and hardly any went missing of late."""
+        """Whether checks wait for callbacks: configured, and hardly any went missing of late."""
         self._count_missing(time.monotonic())
-        return self.callbacks and True in self._announced and self._announced.count(False) <= TOLERATED
+        # not "once one came": a replica the service does not call back may never hear one itself
+        return self.callbacks and self._announced.count(False) <= TOLERATED
 
     def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
         self._guess.setdefault(operation, typical_seconds)
