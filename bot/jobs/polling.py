@@ -122,17 +122,18 @@ class PollSchedule:
         self._guess.setdefault(operation, typical_seconds)
         if self.fixed_interval is not None:
             return self.fixed_interval * self.time_scale
+        if not self._learnt(operation, input_pixels):
+            # nothing learnt yet: the catalogue's guess may be far off, and callbacks may not come at all
+            return self.pace * self.time_scale
         if self.trusted:
             return max(self.pace / 2, self.late_factor * self.typical(operation, input_pixels)) * self.time_scale
-        if (operation, bool(input_pixels)) not in self._samples:
-            return self.pace * self.time_scale  # nothing learnt yet: which checks are hopeless is not known
         return max(self.pace / 2, self.first_share * self.typical(operation, input_pixels)) * self.time_scale
 
     def next_delay(self, operation: str, age_seconds: float, input_pixels: int | None = None) -> float:
         if self.fixed_interval is not None:
             return self.fixed_interval * self.time_scale
         age = age_seconds / self.time_scale
-        if self.trusted:  # late, or its callback was lost: the next check waits as long again
+        if self.trusted and self._learnt(operation, input_pixels):  # late, or its callback was lost: the next check waits as long again
             late = self.late_factor * self.typical(operation, input_pixels) - age
             return min(self.max_interval, max(self.pace, late, age)) * self.time_scale
         # while most callbacks come, a check finds only the few tasks whose callback was lost: fewer will do
@@ -175,6 +176,9 @@ class PollSchedule:
         while self._unheard and now - next(iter(self._unheard.values())) >= self.grace * self.time_scale:
             self._unheard.popitem(last=False)
             self._announced.append(False)
+
+    def _learnt(self, operation: str, input_pixels: int | None) -> bool:
+        return (operation, bool(input_pixels)) in self._samples
 
     def _mostly_announced(self) -> bool:
         return sum(self._announced) >= 0.8 * len(self._announced)

@@ -83,7 +83,7 @@ def test_a_callback_just_after_the_check_or_from_another_replica_counts_as_heard
     other = PollSchedule(callbacks=True)
     other.finished("op", 12.0, MP, task_id="elsewhere", announced=None)
     # configured: trusted before any came here (the service may call back another replica only)
-    assert other.trusted and other.first_delay("new", 8.0, MP) == pytest.approx(24.0)
+    assert other.trusted and other.first_delay("op", 8.0, MP) == pytest.approx(33.0)
 
 
 def test_tasks_found_while_polling_do_not_count_as_lost():
