@@ -24,6 +24,7 @@ RUN pip install -r /tmp/build/requirements.lock
 # The bot itself, installed as a wheel would be (not editable): the migrations ship inside the package.
 COPY pyproject.toml README.md /tmp/build/
 COPY bot /tmp/build/bot
+COPY migrations /tmp/build/migrations
 RUN pip install --no-deps /tmp/build && pip check && rm -rf /tmp/build \
     && useradd --create-home --uid 10001 bot && mkdir -p /app/data && chown bot /app/data
 

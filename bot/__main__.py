@@ -1,5 +1,5 @@
 """Command line (`python -m bot` or `aiart-bot`): run the bot (the default), `migrate` the database,
-serve the `sandbox`, or `try` one operation."""
+serve the `sandbox`, `try` one operation, or render the Mini App's style `previews`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _secrets(settings: Settings) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bot import tryout
+    from bot import previews, tryout
 
     parser = argparse.ArgumentParser(prog=_program_name(), description="A Telegram bot for AI image operations.")
     commands = parser.add_subparsers(dest="command")
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.add_argument("--webhook-late-s", type=float, default=2.0, help="how late a late callback is")
     sandbox.add_argument("--webhook-duplicated", type=float, default=0.0, help="share of callbacks sent twice")
     tryout.add_parser(commands)
+    previews.add_parser(commands)
     args = parser.parse_args(argv)
 
     try:
@@ -80,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         return asyncio.run(run_audit(MigrateSettings()))
     settings = Settings()
     # the smoke test prints its own progress; the service's INFO lines would only clutter it
-    level = "WARNING" if args.command == "try" and "LOG_LEVEL" not in os.environ else settings.log_level
+    level = "WARNING" if args.command in ("try", "previews") and "LOG_LEVEL" not in os.environ else settings.log_level
     setup_logging(level, _secrets(settings) + ([args.api_key] if args.command == "sandbox" else []))
     if args.command == "sandbox":
         from bot.sandbox import SandboxConfig, serve
@@ -99,6 +100,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "try":
         return asyncio.run(tryout.run_try(settings, args))
+    if args.command == "previews":
+        from bot.previews import run_previews
+
+        return asyncio.run(run_previews(settings, yes=args.yes))
     require_token(settings)  # before the second of imports below
     from bot.runtime import run_bot
 

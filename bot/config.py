@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     job_deadline_s: float = Field(default=1200.0, gt=0)
     service_concurrency: int = Field(default=5, ge=1)
     styles_file: Path | None = None
+    #: the Mini App's style previews `python -m bot previews` renders (<operation>-<style>.jpg)
+    previews_dir: Path = Path("./data/previews")
     #: "adaptive" (learned per operation) or "fixed:<seconds>" (a status check every so many seconds)
     poll_policy: str = "adaptive"
     #: multiplies every poll delay; below 1 only for time-scaled benchmarks against a fast sandbox

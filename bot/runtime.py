@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -28,6 +29,9 @@ from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
 from bot.credits.prices import Prices
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
+from bot.http.app_api import MiniApp
+from bot.http.app_refs import PhotoRefs
+from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
@@ -38,10 +42,11 @@ from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
+from bot.jobs.stored_inputs import StoredInputs
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import MediaLinks
 from bot.metrics import Metrics
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.startup import (
@@ -54,13 +59,16 @@ from bot.startup import (
     who_may_use,
 )
 from bot.store import create_engine, migrate, session_factory
-from bot.store.replicas import PollerLock
+from bot.store.heartbeats import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.context import Access, Deps
+from bot.tg.heartbeats import Heartbeat, replica_id
+from bot.tg.housekeeping import Housekeeping
 from bot.tg.inbox import KEEP_HANDLED, UpdateInbox
 from bot.tg.intake import UpdateIntake, poll_while_leader
+from bot.tg.miniapp import AppLinks, prepare_share, set_menu_button
+from bot.tg.notifier import TelegramNotifier
 from bot.tg.reconcile import StarReconciler
-from bot.tg.replicas import ReplicaLoop, replica_id
 from bot.transport import AiohttpTransport
 
 log = logging.getLogger(__name__)
@@ -161,11 +169,13 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
                         client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
-                        conversations=Conversations(sessions))
+                        conversations=Conversations(sessions), app_links=app_links(settings, token))
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
             # the embedded sandbox, or a service that says in its answers that it is a sandbox
-            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox)
+            stored = StoredInputs(deps.conversations)  # type: ignore[arg-type]
+            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
+                                    stored=stored, media=media)
             callback_path = service_callback_path(settings)
             schedule = PollSchedule.for_policy(settings.poll_policy, time_scale=settings.poll_time_scale,
                                                callbacks=callback_path is not None)
@@ -176,13 +186,16 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
                             schedule=schedule, metrics=metrics, alarm=alarm)
-            replicas = ReplicaLoop(application, sessions, replica=replica_id(worker_id(settings)),
-                                   limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
-                                   shared=engine.dialect.name == "postgresql")
+            shared = engine.dialect.name == "postgresql"
+            heartbeat = Heartbeat(sessions, replica=replica_id(worker_id(settings)),
+                                  limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
+                                  shared=shared)
             readiness = Readiness(check_database=lambda: ping_database(sessions))
             routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                             callback_ips=settings.aiart_webhook_ips,
-                            trusted_proxies=settings.forwarding_proxies)
+                            trusted_proxies=settings.forwarding_proxies,
+                            mini_app=mini_app(token, deps, application, notifier, stored,
+                                              previews=settings.previews_dir))
             intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
                 inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
@@ -210,20 +223,26 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         # the embedded sandbox calls the bot's own endpoint back, on loopback
                         service.sandbox.config.webhook_url = _loopback(local) + callback_path
                     await announce_commands(application)
+                    if deps.app_links is not None:
+                        await set_menu_button(application.bot, deps.app_links)
                     if settings.webhook_mode:
                         await _set_webhook(application, settings)
                     await application.start()
                     parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
-                    await replicas.beat()  # this replica's share of the budget before it sends anything
+                    await heartbeat.beat()  # this replica's share of the budget before it sends anything
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
                     parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
                     if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
                         reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
                         parts.append(asyncio.create_task(reconciler.run(parts_stop)))
-                    housekeeping = asyncio.create_task(replicas.run(housekeeping_stop))
+                    housekeeping = asyncio.create_task(
+                        Housekeeping(application, sessions, heartbeat, shared=shared).run(housekeeping_stop))
                     _announce(settings, application.bot.username, service, prices, local, balance,
-                              media=media is not None, callbacks=callback_path is not None)
+                              media=media is not None, callbacks=callback_path is not None,
+                              app=deps.app_links is not None)
+                    if not application.bot.supports_inline_queries:
+                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     try:
                         await _until_stopped(stop, [*parts, housekeeping])
                         log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
@@ -297,7 +316,7 @@ async def _probe_service(service: ServiceConnection, settings: Settings) -> Cred
 
 
 def _announce(settings: Settings, username: str, service: ServiceConnection, prices: Prices, local: str,
-              balance: Credits | None, *, media: bool, callbacks: bool) -> None:
+              balance: Credits | None, *, media: bool, callbacks: bool, app: bool = False) -> None:
     """The start-up summary, and a warning for each choice an operator should make on purpose."""
     sandbox = service.sandbox is not None or service.client.sandbox
     if service.sandbox is not None:
@@ -320,6 +339,7 @@ def _announce(settings: Settings, username: str, service: ServiceConnection, pri
                     "'Restrict it'), or FREE_CREDITS_PER_DAY=0", username, settings.free_credits_per_day)
     store = make_url(settings.database_url)
     served = ", ".join(["/healthz /readyz /metrics", *(["media links"] if media else []),
+                        *(["the Mini App (/app/)"] if app else []),
                         *(["the Telegram webhook"] if settings.webhook_mode else []),
                         *(["service callbacks"] if callbacks else [])])
     log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)",
@@ -343,6 +363,35 @@ def service_callback_path(settings: Settings) -> str | None:
     if settings.uses_sandbox:
         return "/aiart/callback/" + secrets.token_urlsafe(16)
     return None
+
+
+def app_links(settings: Settings, token: str) -> AppLinks | None:
+    """Where the Mini App's page is; None unless PUBLIC_URL is https (Telegram opens Mini Apps only over https)."""
+    if not settings.public_url or not settings.public_url.startswith("https://"):
+        return None
+    return AppLinks(settings.public_url.rstrip("/") + APP_PATH, PhotoRefs(token))
+
+
+def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
+             stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
+    """The Mini App's API over the bot's own services; None when it is off."""
+    if deps.app_links is None or deps.people is None:
+        return None
+    credits, languages = deps.credits, deps.languages
+
+    async def chosen_language(user_id: int) -> str | None:
+        return (await languages.chosen(chat_id=None, user_id=user_id)).user if languages is not None else None
+
+    async def spendable(user_id: int) -> int:
+        balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")  # type: ignore[union-attr]
+        return balance.credits + balance.free_left
+
+    return MiniApp(bot_token=token, refs=deps.app_links.refs, jobs=deps.jobs, people=deps.people,
+                   operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
+                   share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
+                   allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
+                   spendable=spendable if credits is not None else None, previews=previews,
+                   can_buy=bool(credits and credits.policy.packs))
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

@@ -14,7 +14,8 @@ from bot.images import ImageRejected, prepare, reencode
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultUnavailable
-from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
 
@@ -112,7 +113,7 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
                                image.width, image.height) for image in images]
             task_id = await service.client.submit(operation.build(parsed, refs))
             print(f"submitted task {task_id}")
-            task = await _wait(service.client, task_id, operation, settings.job_deadline_s)
+            task = await wait_for_task(service.client, task_id, operation, settings.job_deadline_s)
         except AiartError as error:
             print(f"error: the service answered {error!r}", file=sys.stderr)
             return 1
@@ -135,7 +136,8 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _wait(client, task_id: str, operation: Operation, deadline_s: float):
+async def wait_for_task(client, task_id: str, operation: Operation, deadline_s: float, *, quiet: bool = False):
+    """The finished task, polled on the bot's schedule (at least every 2 s); None after `deadline_s`."""
     schedule = PollSchedule()
     started = time.monotonic()
     await asyncio.sleep(schedule.first_delay(operation.name, operation.typical_seconds) / 4)
@@ -143,8 +145,10 @@ async def _wait(client, task_id: str, operation: Operation, deadline_s: float):
         task = await client.get_task(task_id)
         elapsed = time.monotonic() - started
         if task.finished:
-            print(f"\r{task.state} after {elapsed:.1f}s{' ' * 20}")
+            if not quiet:
+                print(f"\r{task.state} after {elapsed:.1f}s{' ' * 20}")
             return task
-        print(f"\rprocessing… {elapsed:.0f}s", end="", flush=True)
+        if not quiet:
+            print(f"\rprocessing… {elapsed:.0f}s", end="", flush=True)
         await asyncio.sleep(min(schedule.next_delay(operation.name, elapsed), 2.0))
     return None

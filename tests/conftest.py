@@ -22,6 +22,7 @@ from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import create_engine, migrate
+from tests.harness.browser import Browser, running_browser
 
 POSTGRES_URL_ENV = "TEST_POSTGRES_URL"
 
@@ -177,3 +178,10 @@ async def store_engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
         yield engine
     finally:
         await engine.dispose()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Headless Chromium driven over DevTools (tests/harness/browser.py); fails the test when not installed."""
+    async with running_browser() as running:
+        yield running

@@ -57,7 +57,7 @@ def _status_mb(key: str) -> float:
 
 def _child(operation_name: str, path: str, runs: int) -> dict[str, object]:
     from bot.images import prepare
-    from bot.operations.catalogue import build_catalogue
+    from bot.operations.registry import build_catalogue
     from bot.operations.styles import load_catalogue
 
     operation = build_catalogue(load_catalogue(None))[operation_name]
@@ -79,7 +79,7 @@ def _child(operation_name: str, path: str, runs: int) -> dict[str, object]:
 
 async def run_prep(workdir: Path, runs: int) -> list[PrepResult]:
     """Every kind of image preparation (operations sharing limits together), slowest first."""
-    from bot.operations.catalogue import build_catalogue
+    from bot.operations.registry import build_catalogue
     from bot.operations.styles import load_catalogue
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -125,7 +125,7 @@ def _flood_child(path: str, inputs: int, bounded: bool, operation_name: str) -> 
     with the settings' defaults) or each in its own thread; report the process's peak RSS."""
     from bot.config import Settings
     from bot.images import PreparationSlots, prepare
-    from bot.operations.catalogue import build_catalogue
+    from bot.operations.registry import build_catalogue
     from bot.operations.styles import load_catalogue
 
     limits = build_catalogue(load_catalogue(None))[operation_name].limits

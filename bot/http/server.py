@@ -9,6 +9,7 @@ without write locks, and never waited on longer than DB_CHECK_TIMEOUT_S.
     GET  /media/<token>     signed media links (bot.media)
     POST <webhook path>     Telegram's updates (bot.http.webhook), when webhook mode is on
     POST <callback path>    the service's task callbacks (bot.http.callbacks), when AIART_WEBHOOK_PATH is set
+    GET  /app/…, /app/api/… the Mini App's page and its API (bot.http.app_routes), when PUBLIC_URL is https
 
 No access log: the media, webhook and callback paths are capabilities.
 """
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from bot.http.app_api import MAX_MASK_BODY, MiniApp
+from bot.http.app_routes import add_app_routes
 from bot.http.callbacks import PollNow, callback_handler
 from bot.http.probes import FRESH_FOR_S, SharedRead
 from bot.http.webhook import AcceptUpdate, webhook_handler
@@ -77,6 +80,8 @@ class Routes:
     callback_ips: frozenset[str] = frozenset()
     #: proxies whose X-Forwarded-For is believed (addresses or networks)
     trusted_proxies: frozenset[str] = frozenset()
+    #: the Mini App (None: no /app/ at all)
+    mini_app: MiniApp | None = None
 
 
 def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
@@ -103,7 +108,8 @@ def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
                     metrics.jobs_waiting.labels(state).set(count)
         return web.Response(body=metrics.render(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
-    app = web.Application(client_max_size=1024 * 1024)
+    # every handler caps its own body; the largest is the Mini App's painted mask
+    app = web.Application(client_max_size=MAX_MASK_BODY if routes.mini_app is not None else 1024 * 1024)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_page)
@@ -115,6 +121,8 @@ def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
         app.router.add_route("*", routes.callback_path, callback_handler(
             routes.poll_now, allowed_ips=routes.callback_ips, trusted_proxies=routes.trusted_proxies,
             on_result=lambda outcome: metrics.callbacks.labels(outcome).inc()))
+    if routes.mini_app is not None:
+        add_app_routes(app, routes.mini_app)
     return app
 
 

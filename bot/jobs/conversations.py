@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.store.conversations import ConversationRepository, ConversationRow
 from bot.store.db import Sessions, reading
-from bot.store.replicas import ConversationRepository, ConversationRow
 
 
 def _now() -> datetime:

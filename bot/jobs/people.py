@@ -49,6 +49,11 @@ class PeopleService:
         async with reading(self._sessions) as session:
             return await JobRepository(session).recent_for_user(chat_id, user_id, limit=limit)
 
+    async def delivered(self, user_id: int, *, limit: int = 60) -> list[JobRecord]:
+        """The user's delivered jobs in every chat, newest first."""
+        async with reading(self._sessions) as session:
+            return await JobRepository(session).delivered_for_user(user_id, limit=limit)
+
     async def user_settings(self, user_id: int | None) -> dict[str, Any]:
         """A user's settings by name (empty when none were chosen)."""
         if user_id is None:

@@ -60,6 +60,8 @@ class JobRequest:
     status_message_id: int | None = None
     #: the requester's language (bot.i18n), for the job's results and notices
     language: str = "en"
+    #: the inline message (inline mode) that shows the job and gets its result, instead of the chat
+    inline_message_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class JobService:
                       reply_to_message_id=request.reply_to_message_id, operation=request.operation,
                       args=request.args, inputs=request.inputs, deadline_at=now + self._deadline,
                       chat_type=request.chat_type, status_message_id=request.status_message_id,
-                      language=request.language)
+                      language=request.language, inline_message_id=request.inline_message_id)
 
     async def _exceeded(self, jobs: JobRepository, user_id: int | None, now: datetime) -> QuotaExceeded | None:
         """What stops the user from queueing another job now, if anything."""

@@ -454,7 +454,7 @@ class Worker:
         """Edit a slow job's status message when what it says changes (at the service; then every
         PROGRESS_EVERY_S of elapsed time); the note now shown, or None when nothing was edited."""
         show = getattr(self._notifier, "show_progress", None)
-        if show is None or operation is None or job.status_message_id is None:
+        if show is None or operation is None or (job.status_message_id is None and job.inline_message_id is None):
             return None
         elapsed = int(age // PROGRESS_EVERY_S) * int(PROGRESS_EVERY_S)
         note = f"running:{elapsed}"

@@ -63,6 +63,11 @@ class StyleCatalogue:
             raise ValueError(f"style catalogue: no section {name!r}") from None
 
 
+def preview_file_name(operation: str, style: str) -> str:
+    """The file a style's rendered preview is kept in (PREVIEWS_DIR, `python -m bot previews`)."""
+    return f"{operation}-{style}.jpg"
+
+
 def _group(section: str, data: Mapping[str, Any]) -> StyleGroup:
     raw = data.get("styles") or {}
     if not isinstance(raw, dict) or not raw:

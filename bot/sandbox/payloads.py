@@ -1,6 +1,6 @@
 """Reading task-creating request bodies field by field, as the live service would check them.
 
-Each operation's parser (`bot.sandbox.operations`) uses these readers to turn a JSON body into a
+Each operation's parser (`bot.sandbox.renderers.<name>`) uses these readers to turn a JSON body into a
 `TaskSpec`, or raises `PayloadError` with a message naming the offending field (answered as HTTP 400).
 """
 

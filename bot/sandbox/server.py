@@ -23,7 +23,7 @@ from bot.aiart.client import SANDBOX_HEADER
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.faults import FaultInjector, immediate_fault_response
 from bot.sandbox.lifecycle import TaskRunner
-from bot.sandbox.operations import OPERATIONS, SandboxOperation
+from bot.sandbox.operations import SandboxOperation, operations
 from bot.sandbox.payloads import PayloadError, TaskSpec
 from bot.sandbox.ratelimit import TokenBucket, retry_after_header
 from bot.sandbox.responses import envelope, error_response, task_data
@@ -63,7 +63,7 @@ def build_app(context: ServiceContext) -> web.Application:
     # room for a JSON body carrying two BASE64 images of the maximum size
     app = web.Application(middlewares=[routes.record, routes.announce, routes.gate],
                           client_max_size=context.config.max_image_bytes * 3 + 1024 * 1024)
-    for operation in OPERATIONS.values():
+    for operation in operations().values():
         app.router.add_post(operation.path, routes.task_creator(operation))
     app.router.add_get("/v1/aiart/tasks/{task_id}", routes.get_task)
     app.router.add_get("/v1/aiart/credentials", routes.get_sdk_token)

@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.store.db import dialect_insert
 from bot.store.models import accounts_table, jobs_table, ledger_table
 
 #: an account: (kind, owner id); kinds are "user" (bought credits), "free" (the daily allowance), "pool" (a group's)
@@ -69,15 +69,11 @@ def _entry(row: Any) -> Entry:
                  job_id=row.job_id, charge_id=row.charge_id, member_id=row.member_id, created_at=row.created_at)
 
 
-def _insert(dialect: str) -> Any:
-    return postgresql.insert if dialect == "postgresql" else sqlite.insert
-
-
 # Statements run for every paid job, built once per dialect: building one costs more CPU than running it on SQLite.
 @functools.cache
 def _append_once(dialect: str) -> Any:
     """Insert a ledger row (its columns given as parameters) unless its key exists; returns its id when new."""
-    return _insert(dialect)(ledger_table).on_conflict_do_nothing(index_elements=["key"]).returning(ledger_table.c.id)
+    return dialect_insert(dialect)(ledger_table).on_conflict_do_nothing(index_elements=["key"]).returning(ledger_table.c.id)
 
 
 @functools.cache
@@ -90,7 +86,7 @@ def _lock_statement(dialect: str, count: int) -> Any:
     """
     table = accounts_table
     now = bindparam("now", type_=table.c.updated_at.type)
-    statement = _insert(dialect)(table).values(
+    statement = dialect_insert(dialect)(table).values(
         [{"kind": bindparam(f"kind{index}"), "owner_id": bindparam(f"owner{index}"), "balance": 0,
           "member_cap": None, "updated_at": now} for index in range(count)])
     return (statement.on_conflict_do_update(index_elements=[table.c.kind, table.c.owner_id],
@@ -107,7 +103,7 @@ def _charge_statement(dialect: str, key: Callable[[Any, Any, Any], Any]) -> Any:
                key(ledger.c.job_id, ledger.c.kind, ledger.c.owner_id), ledger.c.job_id, ledger.c.member_id,
                bindparam("now", type_=ledger.c.created_at.type))
         .where(ledger.c.job_id.in_(bindparam("job_ids", expanding=True)), ledger.c.reason == "reserve"))
-    statement = _insert(dialect)(ledger).from_select(
+    statement = dialect_insert(dialect)(ledger).from_select(
         ["kind", "owner_id", "amount", "reason", "key", "job_id", "member_id", "created_at"], reservations)
     return statement.on_conflict_do_nothing(index_elements=["key"])
 

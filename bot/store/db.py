@@ -7,6 +7,7 @@ import functools
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,22 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, event, make_url, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-#: shipped inside the package, so an installed wheel migrates as a checkout does
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+def _migrations_dir() -> Path:
+    """The top-level migrations/ folder, which the wheel ships inside the package as bot.migrations."""
+    try:
+        # a directory: Alembic reads the scripts from one (a wheel installs unzipped)
+        return Path(str(resources.files("bot.migrations")))
+    except ModuleNotFoundError:  # a checkout run from PYTHONPATH, or installed before the folder moved
+        return Path(__file__).resolve().parents[2] / "migrations"
+
+
+#: an installed wheel migrates as a checkout does
+MIGRATIONS_DIR = _migrations_dir()
 
 # Async drivers for the URLs operators are likely to write.
 _ASYNC_DRIVERS = {
@@ -30,6 +42,11 @@ _ASYNC_DRIVERS = {
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Key of the PostgreSQL advisory lock that serialises migrations ("botmigr" in ASCII).
 MIGRATION_LOCK_KEY = 0x626F746D696772
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The dialect's INSERT, the one with ON CONFLICT (PostgreSQL's or SQLite's)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
 def async_url(url: str | URL) -> URL:

@@ -136,6 +136,8 @@ class Job(Base):
     progress: Mapped[str | None] = mapped_column(String(255))
     #: credits reserved for the job when it was queued (bot.credits): charged on delivery, else given back
     credits: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: the inline message (inline mode) that shows the job and is edited into its result; None: a chat job
+    inline_message_id: Mapped[str | None] = mapped_column(String(255))
 
 
 class Chat(Base):

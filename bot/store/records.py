@@ -43,6 +43,8 @@ class NewJob:
     language: str = "en"
     #: credits reserved for it (bot.credits)
     credits: int = 0
+    #: the inline message (inline mode) the result goes to instead of the chat
+    inline_message_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class JobRecord:
     progress: str | None = None
     #: credits reserved for it when queued: charged on delivery, given back when it fails, expires or is cancelled
     credits: int = 0
+    #: the inline message (inline mode) that shows the job and is edited into its result; None: a chat job
+    inline_message_id: str | None = None
 
     @property
     def is_final(self) -> bool:

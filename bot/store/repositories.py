@@ -145,7 +145,7 @@ class JobRepository:
             operation=job.operation, args=dict(job.args), inputs=list(job.inputs), task_id=None,
             state=JobState.QUEUED, attempts=0, next_check_at=now, deadline_at=job.deadline_at, lease_owner=None,
             lease_until=None, result_urls=[], error=None, refused=False, failure_kind=None, language=job.language,
-            credits=job.credits, sent_message_ids=[], result_files=[], progress=None, created_at=now,
+            credits=job.credits, inline_message_id=job.inline_message_id, sent_message_ids=[], result_files=[], progress=None, created_at=now,
             updated_at=now, submitted_at=None, finished_at=None)
         row = (await self._session.execute(_INSERT_JOB, values)).one()
         return _to_record(row._mapping)
@@ -287,6 +287,16 @@ class JobRepository:
         result = await self._session.execute(
             select(jobs_table)
             .where(jobs_table.c.chat_id == chat_id, jobs_table.c.user_id == user_id, jobs_table.c.refused == false())
+            .order_by(jobs_table.c.created_at.desc(), jobs_table.c.id.desc())
+            .limit(limit)
+        )
+        return [_to_record(row._mapping) for row in result]
+
+    async def delivered_for_user(self, user_id: int, *, limit: int) -> list[JobRecord]:
+        """A user's delivered jobs in every chat, newest first (the Mini App's "My results", inline mode's shares)."""
+        result = await self._session.execute(
+            select(jobs_table)
+            .where(jobs_table.c.user_id == user_id, jobs_table.c.state == JobState.DELIVERED)
             .order_by(jobs_table.c.created_at.desc(), jobs_table.c.id.desc())
             .limit(limit)
         )

@@ -15,19 +15,31 @@ from telegram import (
     Update,
 )
 from telegram.error import TelegramError
-from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, MessageHandler, TypeHandler, filters
+from telegram.ext import Application, ApplicationBuilder
 
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
+from bot.jobs.stored_inputs import StoredInputs
+from bot.media import MediaLinks
 from bot.metrics import Metrics
-from bot.operations.catalogue import Operation
-from bot.tg import followups, payments, texts
+from bot.tg import followups, texts
 from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.context import DEPS_KEY, Deps
-from bot.tg.handlers import credits, groups, help, history, jobs, language, messages, operations, settings
+from bot.tg.handlers import (
+    credits,
+    groups,
+    help,
+    history,
+    inline,
+    jobs,
+    language,
+    menu,
+    messages,
+    operations,
+    payments,
+    settings,
+)
 from bot.tg.handlers import followups as followup_buttons
-from bot.tg.handlers.menu import on_button
 from bot.tg.handlers.router import Router
-from bot.tg.intake import FLOOD_NOTICE_KEY
 from bot.tg.notifier import TelegramNotifier
 from bot.tg.ratelimit import TelegramRateLimiter
 from bot.tg.request import AiohttpRequest
@@ -38,18 +50,14 @@ log = logging.getLogger(__name__)
 TELEGRAM_CONNECTIONS = 256
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
-                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY]
+                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY, Update.INLINE_QUERY, Update.CHOSEN_INLINE_RESULT]
 
 
-def build_router(catalogue: Mapping[str, Operation]) -> Router:
-    """Every command the bot answers, in the order its menu lists them."""
-    router = Router()
-    operations.register(router, catalogue)
-    jobs.register(router)
-    language.register(router)
-    help.register(router)
-    credits.register(router)
-    return router
+#: every handler module, each registered by its register(application, router), in the order their handlers are
+#: tried and their commands fill the menu: payments before the message handler (a payment is a message without
+#: text), the menu's catch-all button handler last
+HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, inline, history,
+                   groups, settings, menu)
 
 
 def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,
@@ -67,23 +75,11 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
         # stays under Telegram's flood limits (per bot, private chat and group) and waits out any 429
         builder = builder.rate_limiter(TelegramRateLimiter(max_retries=3))
     application = builder.build()
-    router = build_router(deps.operations)
     application.bot_data[DEPS_KEY] = deps
     application.bot_data[ANSWERS_KEY] = answered
-    application.bot_data[messages.ROUTER_KEY] = router
-    application.bot_data[FLOOD_NOTICE_KEY] = lambda update: messages.send_flood_notice(application, update)
-    application.add_handler(TypeHandler(Update, messages.check_access), group=-1)
-    payments.register(application)
-    application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, messages.on_message))
-    application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, messages.on_edit))
-    application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, messages.on_channel_post))
-    followup_buttons.register(application)
-    history.register(router, application)
-    groups.register(application)
-    settings.register(router, application)
-    application.add_handler(CallbackQueryHandler(language.on_button, pattern=language.PATTERN))
-    application.add_handler(CallbackQueryHandler(on_button))
-    application.add_error_handler(messages.on_error)
+    router = Router()
+    for module in HANDLER_MODULES:
+        module.register(application, router)
     return application
 
 
@@ -130,11 +126,14 @@ async def _registered(language: str, call: Awaitable[object]) -> None:
         log.warning("could not register a command menu or description in %s: %s", language, error)
 
 
-def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False) -> TelegramNotifier:
-    """The worker's notifier, sending through this application's bot (and its rate limiter)."""
-    operations = application.bot_data[DEPS_KEY].operations
-    return TelegramNotifier(application.bot, sandbox=sandbox,
-                            keyboard=lambda job, operation: followups.keyboard(job, operation, operations))
+def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lambda: False,
+                 stored: StoredInputs | None = None, media: MediaLinks | None = None) -> TelegramNotifier:
+    """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
+    inline-mode results for a person who never started the bot."""
+    d: Deps = application.bot_data[DEPS_KEY]
+    return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
+                            keyboard=lambda job, operation: followups.keyboard(
+                                job, operation, d.operations, d.app_links, application.bot.username))
 
 
 def admin_alarm(application: Application, admins: frozenset[int]) -> Callable[[str], Awaitable[None]]:

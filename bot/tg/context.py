@@ -19,6 +19,7 @@ from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
+from bot.tg.miniapp import AppLinks
 
 DEPS_KEY = "deps"
 #: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
@@ -66,11 +67,21 @@ class Deps:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
     conversations: Conversations | None = None
+    #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)
+    app_links: AppLinks | None = None
 
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
     """The dependencies stored at start-up."""
     return context.application.bot_data[DEPS_KEY]
+
+
+def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
+    """The conversation state every replica shares (in the database)."""
+    store = deps(context).conversations
+    if store is None:
+        raise RuntimeError("the handlers' dependencies have no conversation store")
+    return store
 
 
 def sender_id(message: Message | None) -> int | None:
@@ -92,6 +103,10 @@ def update_sender_id(update: Update) -> int | None:
         return update.callback_query.from_user.id
     if update.pre_checkout_query is not None:
         return update.pre_checkout_query.from_user.id  # it carries no message: the payer is its sender
+    if update.inline_query is not None:
+        return update.inline_query.from_user.id  # inline mode carries no chat: the person asks
+    if update.chosen_inline_result is not None:
+        return update.chosen_inline_result.from_user.id
     return sender_id(update.effective_message)
 
 
@@ -100,6 +115,12 @@ def is_payment(update: Update) -> bool:
     if update.pre_checkout_query is not None:
         return True
     return update.message is not None and update.message.successful_payment is not None
+
+
+def never_dropped(update: Update) -> bool:
+    """Whether an update is counted in no chat's or sender's share: money moving, or a person who picked an
+    inline "Generate" result (their job; they may have typed many queries a moment before)."""
+    return is_payment(update) or update.chosen_inline_result is not None
 
 
 #: where a context (made once per update by PTB) keeps the choices it already looked up

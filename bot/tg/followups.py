@@ -21,6 +21,7 @@ from bot.operations.styles import StyleCatalogue
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.keyboards import rows, style_label
+from bot.tg.miniapp import AppLinks
 
 PREFIX = "fu"
 AGAIN, STYLE, NEXT = "a", "s", "n"
@@ -80,8 +81,9 @@ def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation
     return found[:MAX_NEXT]
 
 
-def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation]) -> InlineKeyboardMarkup:
-    """The buttons under a delivered result of `job`."""
+def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation],
+             app: AppLinks | None = None, bot_username: str | None = None) -> InlineKeyboardMarkup:
+    """The buttons under a delivered result of `job` (with the Mini App's, when it is on)."""
     lang = job.language
     first = [InlineKeyboardButton(tr(lang, texts.FU_AGAIN), callback_data=_data(PREFIX, job.id, AGAIN))]
     if operation.style_group is not None:
@@ -89,7 +91,8 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
     following = [InlineKeyboardButton(tr(lang, label), callback_data=data)
                  for next_op, label, argument in next_operations(operations)
                  if (data := _data(PREFIX, job.id, NEXT, next_op.name, argument)) is not None]
-    return InlineKeyboardMarkup([first, *rows(following, 3)])
+    app_row = app.result_row(job, bot_username) if app is not None else []
+    return InlineKeyboardMarkup([first, *rows(following, 3), *([app_row] if app_row else [])])
 
 
 def style_keyboard(job: JobRecord, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:

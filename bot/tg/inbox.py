@@ -33,7 +33,7 @@ from bot.metrics import Metrics
 from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
-from bot.tg.context import is_payment, update_sender_id
+from bot.tg.context import never_dropped, update_sender_id
 from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice
 
 log = logging.getLogger(__name__)
@@ -82,8 +82,8 @@ class UpdateInbox:
         update = Update.de_json(payload, self._application.bot)
         chat_id = update.effective_chat.id if update.effective_chat is not None else None
         sender_id = update_sender_id(update)
-        if is_payment(update):
-            # counted in no share and a lane of its own: claimed at once, however busy its chat
+        if never_dropped(update):
+            # counted in no share and a lane of its own: claimed at once, however busy its chat or sender
             chat_id = sender_id = None
         now = self._clock()
         async with self._sessions() as session, session.begin():

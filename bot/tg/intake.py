@@ -16,7 +16,7 @@ from telegram.ext import Application
 
 from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
-from bot.tg.context import is_payment, update_sender_id
+from bot.tg.context import is_payment, never_dropped, update_sender_id
 from bot.tg.notifier import retry_seconds
 from bot.waiting import ON_WAIT
 
@@ -239,8 +239,8 @@ class UpdateIntake:
         chat_id = None if chat is None else chat.id
         sender = update_sender_id(update)
         payment = is_payment(update)
-        if payment:
-            # money moved or is about to: counted in no share, queued behind nothing (Telegram waits 10 s)
+        if never_dropped(update):
+            # money moved or is about to (queued behind nothing: Telegram waits 10 s), or a chosen inline result
             chat_id = sender = None
         lane = self._lanes.get(chat_id) if chat_id is not None else None
         if (lane is not None and lane.in_flight >= CHAT_SHARE) or (
@@ -406,7 +406,7 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float | None, *also: async
 
 
 class PollerLock(Protocol):
-    """Who may fetch updates: one replica at a time (bot.store.replicas.PollerLock)."""
+    """Who may fetch updates: one replica at a time (bot.store.heartbeats.PollerLock)."""
 
     async def acquire(self, stop: asyncio.Event) -> bool:
         """Wait until this replica may poll (True), or `stop` (False)."""

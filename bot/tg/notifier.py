@@ -13,9 +13,12 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from bot.i18n import N_, lazy, tr
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
+from bot.jobs.stored_inputs import StoredInputs, is_stored
+from bot.media import MediaLinks
 from bot.operations.catalogue import Operation, ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
+from bot.tg.inline_delivery import InlineDelivery
 from bot.tg.inputs import MAX_DOWNLOAD_BYTES
 from bot.tg.ratelimit import retry_seconds
 
@@ -70,8 +73,13 @@ class TelegramNotifier:
     """Implements the worker's Notifier with a python-telegram-bot Bot."""
 
     def __init__(self, bot: Bot, *, sandbox: Callable[[], bool] = lambda: False,
-                 keyboard: Keyboard | None = None) -> None:
+                 keyboard: Keyboard | None = None, stored: StoredInputs | None = None,
+                 media: MediaLinks | None = None) -> None:
         self._bot = bot
+        #: inputs handed over outside a chat (a mask painted in the Mini App)
+        self._stored = stored
+        #: inline-mode jobs (job.inline_message_id) are delivered by editing their inline message
+        self._inline = InlineDelivery(bot, media)
         #: whether results come from a sandbox (the embedded one, or a service that says it is one): every
         #: caption says so; asked at each delivery, since a service may say so only in a later answer
         self._sandbox = sandbox
@@ -79,6 +87,11 @@ class TelegramNotifier:
         self._keyboard = keyboard or (lambda job, operation: None)
 
     async def fetch_input(self, file_id: str) -> bytes:
+        if is_stored(file_id):
+            data = await self._stored.load(file_id) if self._stored is not None else None
+            if data is None:
+                raise InputUnavailable(lazy(texts.FILE_UNAVAILABLE), permanent=True)
+            return data
         waited = 0.0
         while True:
             try:
@@ -118,6 +131,8 @@ class TelegramNotifier:
             description = lazy(N_("{description} · {cost}"), description=description,
                                cost=texts.cost_note(job.language, job.credits))
         text = texts.result_caption(description, sandbox=self._sandbox(), language=job.language)
+        if job.inline_message_id is not None:
+            return await self._inline.deliver(job, operation, results, text)
         # The status message goes first: after the result is sent, every round trip until the worker records
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.
@@ -167,11 +182,13 @@ class TelegramNotifier:
 
     async def show_progress(self, job: JobRecord, operation: Operation, elapsed: int) -> bool:
         """Edit the job's status message to say it is at the service (and for how long); False when not edited."""
-        if job.status_message_id is None:
+        if job.status_message_id is None and job.inline_message_id is None:
             return False
         what = operation.describe(job.args)
         text = (tr(job.language, texts.PROGRESS_STARTED, what=what) if elapsed <= 0
                 else texts.progress_running(job.language, what, elapsed))
+        if job.inline_message_id is not None:
+            return await self._inline.progress(job, text)
         try:
             await self._bot.edit_message_text(text, job.chat_id, job.status_message_id)
         except TelegramError as error:
@@ -218,6 +235,9 @@ class TelegramNotifier:
                                              caption=text, reply_parameters=reply, reply_markup=markup)
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
+        if job.inline_message_id is not None:
+            await self._inline.report_failure(job, failure)
+            return
         await self._delete_status(job)  # first, as in deliver()
         try:
             await self._bot.send_message(job.chat_id, texts.failure_text(failure, language=job.language),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from bot.credits.texts import cost_note
 from bot.i18n import DEFAULT_LANGUAGE, N_, Text, ntr, render, tr
 from bot.jobs.notifier import Failure, FailureKind
 from bot.operations.catalogue import Operation
@@ -81,7 +82,7 @@ HANDLER_ERROR = N_("Sorry, something went wrong on my side. Please try again.")
 JOB = N_("Job")
 
 #: the command menu's texts for the commands that are not operations (an operation's is its summary)
-HELP_COMMAND = N_("What I can do")
+HELP_COMMAND = N_("What I can do (also inline: type my @name in any chat)")
 STATUS_COMMAND = N_("Your jobs in progress")
 CANCEL_COMMAND = N_("Stop your jobs in this chat (admins: /cancel all)")
 LANGUAGE_COMMAND = N_("Choose my language")
@@ -307,9 +308,6 @@ ADMIN_KEY_REFUSED = N_("⚠️ The image service refused the API key (HTTP 401):
 
 # --- credits and payments (bot.credits; engineer C translates) ---------------------------------------
 
-NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
-MORE_BY_BUYING = N_("Buy more with /buy.")
-MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
 POOL_ONLY_FOR_CHATS = N_("Messages sent on behalf of a channel or as an anonymous admin get no free credits: only "
                          "this group's pool pays for them, and it can't cover this one. Send it as yourself, or "
                          "ask an admin to fill the pool with /pool add.")
@@ -354,24 +352,6 @@ POOL_ADMINS_ONLY = N_("Only this group's admins can manage its pool.")
 POOL_ADMIN_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an admin here, so nothing changed. "
                              "Please try again in a moment.")
 POOL_CAP_OFF = N_("Members may now use this group's pool without a daily limit.")
-
-
-def cost_note(language: str, credits: int) -> str:
-    """What a job costs, as its status and result captions say it ("3 credits")."""
-    return ntr(language, "{count} credit", "{count} credits", credits)
-
-
-def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool) -> str:
-    """The refusal of a job its user cannot pay for, with how to get more."""
-    parts = [tr(language, NOT_ENOUGH_CREDITS, price=cost_note(language, price), available=available)]
-    if can_buy:
-        parts.append(tr(language, MORE_BY_BUYING))
-    if free_per_day > 0:
-        parts.append(ntr(language, "Tomorrow you get {count} free credit again.",
-                         "Tomorrow you get {count} free credits again.", free_per_day))
-    if not can_buy and free_per_day <= 0:
-        parts.append(tr(language, MORE_FROM_OPERATOR))
-    return " ".join(parts)
 REFUND_COMMAND = N_("Refund a Stars payment: /refund <charge id>")
 
 
@@ -413,3 +393,12 @@ def pool_cap_set(language: str, cap: int) -> str:
     """The pool's new daily cap per member."""
     return ntr(language, "Each member may now use up to {count} credit a day from this group's pool.",
                "Each member may now use up to {count} credits a day from this group's pool.", cap)
+
+# --- the Mini App's ways in (bot.tg.miniapp) ---
+APP_PAINT = N_("✏️ Paint")
+APP_FRAME = N_("🖼 Frame")
+APP_STYLES = N_("🎨 Styles")
+APP_RESULTS = N_("My results")
+APP_OPEN = N_("Tap the button below to open it.")
+APP_NOT_YOURS = N_("That picture is not yours, or it is no longer available. Open the screen again from the chat.")
+APP_OFF = N_("This bot has no app to open.")

@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from bot.store import FINAL_STATES, create_engine, session_factory
 from bot.store.models import Job
-from bot.tg import flow
+from bot.tg import pending
 from tests.e2e.conftest import ALICE, BOB, size_of
 from tests.e2e.helpers import media, wait_media
 from tests.fakes import samples
@@ -452,7 +452,7 @@ async def test_faceswap_then_non_image_then_text_keeps_waiting(bot, telegram, se
 
 
 async def test_faceswap_request_times_out(bot, telegram, settings, monkeypatch):
-    monkeypatch.setattr(flow, "PENDING_FOR", timedelta(seconds=0.3))
+    monkeypatch.setattr(pending, "PENDING_FOR", timedelta(seconds=0.3))
     sent = telegram.user_sends(ALICE_CHAT, ALICE, photo=samples.jpeg(200, 200), caption="/faceswap")
     await reply_to(telegram, ALICE_CHAT.id, sent["message_id"], "Now send the template photo")
     await asyncio.sleep(0.5)

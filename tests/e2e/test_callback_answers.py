@@ -13,8 +13,8 @@ import pytest
 
 from bot.jobs.people import PeopleService
 from bot.store import ACTIVE_STATES
-from bot.tg import followups, keyboards, payments
-from bot.tg.handlers import history, language, settings
+from bot.tg import followups, keyboards
+from bot.tg.handlers import history, language, payments, settings
 from bot.tg.intake import CHAT_SHARE
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.helpers import job_states

@@ -30,7 +30,7 @@ POLLING = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_API_URL", "TELEGRAM_RATE_LIMIT", "AIA
            "POLL_TIME_SCALE", "BOT_ADMINS", "BOT_ALLOWED_USERS", "BOT_ALLOWED_CHATS", "FREE_CREDITS_PER_DAY",
            "CREDIT_PRICES_FILE", "CREDIT_PACKS", "USER_MAX_ACTIVE_JOBS", "DATABASE_URL", "WORKER_ID", "HTTP_HOST",
            "HTTP_PORT", "PUBLIC_URL", "MEDIA_SECRET", "MEDIA_TTL_S", "LOG_LEVEL", "RESULT_DOWNLOAD_CONCURRENCY",
-           "IMAGE_PREPARE_CONCURRENCY", "IMAGE_PREPARE_MEGAPIXELS", "STYLES_FILE")
+           "IMAGE_PREPARE_CONCURRENCY", "IMAGE_PREPARE_MEGAPIXELS", "STYLES_FILE", "PREVIEWS_DIR")
 WEBHOOK = ("TELEGRAM_WEBHOOK_URL", "TELEGRAM_WEBHOOK_SECRET", "UPDATE_LEASE_S")
 EMBEDDED_SANDBOX = ("SANDBOX_TASK_SECONDS", "SANDBOX_CREDITS")
 
@@ -84,7 +84,7 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
         user_max_active_jobs=2, worker_id="chosen-worker", http_host=host, http_port=port,
         public_url=f"http://{host}:{port}", media_secret="a-media-secret-of-32-characters!", media_ttl_s=120,
         log_level="WARNING", result_download_concurrency=2, image_prepare_concurrency=1,
-        image_prepare_megapixels=20, styles_file=tmp_path / "styles.json")
+        image_prepare_megapixels=20, styles_file=tmp_path / "styles.json", previews_dir=tmp_path / "previews")
     assert set(POLLING) <= set(values)
     differs_from_default({name: values[name] for name in POLLING})
     running = InProcessBot(settings_of(values), telegram)

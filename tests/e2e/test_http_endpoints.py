@@ -15,7 +15,7 @@ from telegram import Bot
 from bot.aiart.errors import AiartError
 from bot.http.server import Readiness, Routes, build_app
 from bot.metrics import _POLL_BUCKETS, _TIME_BUCKETS, Metrics
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox
 from bot.store import ACTIVE_STATES, JobState, create_engine

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.jobs.people import PeopleService
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts

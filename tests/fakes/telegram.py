@@ -27,8 +27,10 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_checks import is_photo
+from tests.fakes.telegram_inline import InlineMode, edit_message_media, route_edits
 from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
 from tests.fakes.telegram_members import ChatMembers
+from tests.fakes.telegram_menu import MenuButtons
 from tests.fakes.telegram_methods import BotApi
 from tests.fakes.telegram_models import (
     MAX_DOCUMENT_UPLOAD_BYTES,
@@ -47,6 +49,7 @@ from tests.fakes.telegram_models import (
 )
 from tests.fakes.telegram_params import decode_request
 from tests.fakes.telegram_payments import Payments
+from tests.fakes.telegram_prepared import PreparedMessages
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_state import TelegramState
@@ -112,6 +115,12 @@ class FakeTelegram:
         self._api.register("setWebhook", self.webhook.set_webhook)
         self._api.register("deleteWebhook", self.webhook.delete_webhook)
         self._api.register("getWebhookInfo", self.webhook.get_webhook_info)
+        #: inline mode (tests/fakes/telegram_inline.py): users type and choose, the bot answers and edits
+        self.inline = InlineMode(self._state, clock)
+        self._api.inline = self.inline
+        self._api.register("answerInlineQuery", self.inline.answer_inline_query)
+        self._api.register("editMessageText", route_edits(self._api.edit_message_text, self.inline))
+        self._api.register("editMessageMedia", lambda params, files: edit_message_media(self.inline, params))
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"
@@ -266,6 +275,16 @@ class FakeTelegram:
     def payments(self) -> Payments:
         """Telegram Stars: invoices the bot sent, users paying (`user_pays`), charges and refunds."""
         return self._api.payments
+
+    @property
+    def menu_buttons(self) -> MenuButtons:
+        """The menu buttons the bot set (setChatMenuButton): `default`, `per_chat`, and `shown(chat_id)`."""
+        return self._api.menu_buttons
+
+    @property
+    def prepared_messages(self) -> PreparedMessages:
+        """Messages the bot prepared for Mini App users to share (savePreparedInlineMessage), in `saved`."""
+        return self._api.prepared
 
     @property
     def callback_answers(self) -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from tests.fakes.telegram_models import (
     MAX_PHOTO_SIDES_SUM,
     MAX_PHOTO_UPLOAD_BYTES,
     MAX_TEXT_LENGTH,
+    Chat,
     bad_request,
 )
 from tests.fakes.telegram_params import str_param
@@ -98,8 +99,9 @@ def _html_text(text: str) -> str:
     return html.unescape(_HTML_TAG.sub("", text))
 
 
-def check_reply_markup(markup: Any) -> dict[str, Any] | None:
-    """The reply_markup if Telegram would accept it; raises its 400 otherwise."""
+def check_reply_markup(markup: Any, chat: Chat | None) -> dict[str, Any] | None:
+    """The reply_markup if Telegram would accept it in `chat` (None: an inline message, for any chat); its 400
+    otherwise."""
     if markup is None:
         return None
     if not isinstance(markup, dict):
@@ -112,17 +114,17 @@ def check_reply_markup(markup: Any) -> dict[str, Any] | None:
         return markup
     if "inline_keyboard" not in markup:
         raise bad_request("reply keyboards are not modelled by the fake: the bot sends inline keyboards")
-    _check_inline_keyboard(markup["inline_keyboard"])
+    _check_inline_keyboard(markup["inline_keyboard"], chat)
     return markup
 
 
-def inline_markup_for_edit(markup: Any) -> dict[str, Any] | None:
-    """The keyboard an edit leaves on a message; an empty keyboard means none."""
-    checked = check_reply_markup(markup)
+def inline_markup_for_edit(markup: Any, chat: Chat | None) -> dict[str, Any] | None:
+    """The keyboard an edit leaves on a message (`chat` None: an inline message); an empty keyboard means none."""
+    checked = check_reply_markup(markup, chat)
     return checked if checked and checked["inline_keyboard"] else None
 
 
-def _check_inline_keyboard(rows: Any) -> None:
+def _check_inline_keyboard(rows: Any, chat: Chat | None) -> None:
     if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
         raise bad_request("BUTTON_DATA_INVALID")
     buttons = [button for row in rows for button in row]
@@ -142,6 +144,22 @@ def _check_inline_keyboard(rows: Any) -> None:
             url = button["url"]
             if not isinstance(url, str) or not url.startswith(("http://", "https://", "tg://")):
                 raise bad_request("BUTTON_URL_INVALID")
+        if "web_app" in button:
+            check_web_app_url(button["web_app"], "inline keyboard button", parse_error="inline keyboard button")
+            if chat is None or chat.type != "private":
+                raise bad_request("BUTTON_TYPE_INVALID")  # Mini App buttons work only in private chats
+
+
+def check_web_app_url(web_app: Any, owner: str, *, parse_error: str) -> str:
+    """The HTTPS url of a WebAppInfo, or Telegram's 400 (texts of the Bot API server and TDLib) naming `owner`."""
+    if not isinstance(web_app, dict):
+        raise bad_request(f'can\'t parse {parse_error}: Field "web_app" must be of type Object')
+    url = web_app.get("url")
+    if not isinstance(url, str):
+        raise bad_request(f'can\'t parse {parse_error}: Can\'t find field "url"')
+    if not url.lower().startswith("https://") or len(url) <= len("https://"):
+        raise bad_request(f"{owner} Web App URL '{url}' is invalid: Only HTTPS links are allowed")
+    return url
 
 
 def check_commands(commands: Any) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from tests.fakes.telegram_checks import (
     message_text,
 )
 from tests.fakes.telegram_members import ChatMembers
+from tests.fakes.telegram_menu import MenuButtons
 from tests.fakes.telegram_models import (
     MAX_BOT_DOWNLOAD_BYTES,
     StoredMessage,
@@ -22,6 +23,7 @@ from tests.fakes.telegram_models import (
 )
 from tests.fakes.telegram_params import int_param, str_param
 from tests.fakes.telegram_payments import Payments
+from tests.fakes.telegram_prepared import PreparedMessages
 from tests.fakes.telegram_profile import BotProfile
 from tests.fakes.telegram_sending import Files, MessageSender
 from tests.fakes.telegram_state import TelegramState
@@ -43,9 +45,13 @@ class BotApi:
         self._state = state
         self._bot_username = bot_username
         self._commands: dict[str, list[dict[str, str]]] = {}
+        #: inline mode, once the server attaches it (getMe reports whether it is on)
+        self.inline: Any = None
         self.members = ChatMembers(state)
         self.payments = Payments(state)
         self.profile = BotProfile()
+        self.menu_buttons = MenuButtons()
+        self.prepared = PreparedMessages()
         sender = MessageSender(state)
         handlers: dict[str, Handler] = {
             "getMe": self.get_me,
@@ -72,6 +78,9 @@ class BotApi:
             "answerPreCheckoutQuery": self.payments.answer_pre_checkout_query,
             "refundStarPayment": self.payments.refund_star_payment,
             "getStarTransactions": self.payments.get_star_transactions,
+            "setChatMenuButton": self.menu_buttons.set_chat_menu_button,
+            "getChatMenuButton": self.menu_buttons.get_chat_menu_button,
+            "savePreparedInlineMessage": self.prepared.save_prepared_inline_message,
         }
         self._handlers = {name.lower(): (name, handler) for name, handler in handlers.items()}
 
@@ -98,7 +107,8 @@ class BotApi:
         """getMe."""
         return {**self._state.bot.to_dict(), "username": self._bot_username,
                 "can_join_groups": True, "can_read_all_group_messages": False,
-                "supports_inline_queries": False, "can_connect_to_business": False,
+                "supports_inline_queries": self.inline is not None and self.inline.enabled,
+                "can_connect_to_business": False,
                 "has_main_web_app": False}
 
     async def get_updates(self, params: dict[str, Any], files: Files) -> list[dict[str, Any]]:
@@ -172,7 +182,7 @@ class BotApi:
         if message.kind != "text":
             raise bad_request("there is no text in the message to edit")
         text, entities = message_text(params, too_long="MESSAGE_TOO_LONG")
-        markup = inline_markup_for_edit(params.get("reply_markup"))
+        markup = inline_markup_for_edit(params.get("reply_markup"), message.chat)
         return self._apply_edit(message, {"text": text, "entities": entities, "reply_markup": markup})
 
     async def delete_message(self, params: dict[str, Any], files: Files) -> bool:

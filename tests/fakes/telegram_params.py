@@ -19,11 +19,12 @@ _BOOL_PARAMS_PAYMENTS = frozenset({"ok"})
 _BOOL_PARAMS = frozenset({
     "disable_notification", "protect_content", "allow_sending_without_reply", "show_alert",
     "drop_pending_updates", "disable_web_page_preview", "has_spoiler", "is_big",
-    "disable_content_type_detection", "show_caption_above_media",
+    "disable_content_type_detection", "show_caption_above_media", "is_personal",
+    "allow_user_chats", "allow_bot_chats", "allow_group_chats", "allow_channel_chats",
 }) | _BOOL_PARAMS_PAYMENTS
 _JSON_PARAMS = frozenset({
     "reply_markup", "media", "entities", "caption_entities", "reply_parameters", "commands",
-    "scope", "reaction", "allowed_updates", "link_preview_options", "prices",
+    "scope", "reaction", "allowed_updates", "link_preview_options", "prices", "results", "button",
 })
 _FLOAT_PARAMS = frozenset({"timeout"})  # fractions of a second keep long-poll tests fast
 _INTEGER = re.compile(r"-?\d+")

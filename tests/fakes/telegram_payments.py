@@ -100,7 +100,7 @@ class Payments:
             raise bad_request("can't parse prices JSON object")
         if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= 10000:
             raise bad_request("CURRENCY_TOTAL_AMOUNT_INVALID")
-        markup = check_reply_markup(params.get("reply_markup"))
+        markup = check_reply_markup(params.get("reply_markup"), chat)
         invoice = {"title": title, "description": description, "start_parameter": "", "currency": STARS,
                    "total_amount": amount}
         message = self.state.add_message(chat, self.state.bot, "invoice", from_bot=True, reply_markup=markup,

@@ -49,7 +49,7 @@ class MessageSender:
         """sendMessage."""
         chat = self._state.require_chat(params)
         text, entities = message_text(params, too_long="message is too long")
-        markup = check_reply_markup(params.get("reply_markup"))
+        markup = check_reply_markup(params.get("reply_markup"), chat)
         reply_to = self._state.resolve_reply(chat, params)
         message = self._store(chat, _Prepared("text", {"text": text, "entities": entities}),
                               reply_to, markup)
@@ -68,7 +68,7 @@ class MessageSender:
         media = self._media(params.get(kind), files, kind, kind)
         prepare = self._prepare_photo if kind == "photo" else self._prepare_document
         prepared = prepare(media, params)
-        markup = check_reply_markup(params.get("reply_markup"))
+        markup = check_reply_markup(params.get("reply_markup"), chat)
         reply_to = self._state.resolve_reply(chat, params)
         return self._store(chat, prepared, reply_to, markup).to_dict()
 

@@ -334,7 +334,7 @@ async def _experiment(config: ChaosConfig, rng: random.Random, telegram: FakeTel
     for number, phase in enumerate(phases, start=1):
         await asyncio.sleep(rng.uniform(*config.settle))
         fired.append(await _kill_during(phase, activity, bot))
-        await _calls_answered(telegram)  # a send the dead bot had under way still counts as answered
+        await calls_answered(telegram)  # a send the dead bot had under way still counts as answered
         answers = Answers.collect(telegram, traffic.requests)
         exposed.update(await asyncio.to_thread(_unrecorded, database, [r for r in traffic.requests
                                                                      if answers.answered(r)]))
@@ -372,7 +372,7 @@ async def _experiment(config: ChaosConfig, rng: random.Random, telegram: FakeTel
                          if m.text and m.text.startswith(STATUS_MARK) and not m.deleted))
 
 
-async def _calls_answered(telegram: FakeTelegram, timeout: float = 2.0) -> None:
+async def calls_answered(telegram: FakeTelegram, timeout: float = 2.0) -> None:
     """Wait (a bounded time) until the fake has finished every call but long polls."""
     with contextlib.suppress(AssertionError):  # one still open after the timeout is left to the count
         await telegram.wait_for(lambda: all(call.status is not None for call in telegram.calls

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.credits import CreditPolicy, CreditService, Pack, StarPayment, audit, ledger
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, Quotas
 from bot.jobs.writes import JobWrites
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRepository, JobState, create_engine, session_factory
 from bot.store.models import accounts_table

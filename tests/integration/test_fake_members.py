@@ -26,12 +26,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield fake
 
 
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[telegram.Bot]:
-    async with telegram.Bot(fake.token, base_url=f"{fake.url}/bot", base_file_url=f"{fake.url}/file/bot") as bot:
-        yield bot
-
-
 async def test_statuses_in_a_group(fake: FakeTelegram, bot: telegram.Bot) -> None:
     fake.members.make_owner(GROUP, BOB)
 

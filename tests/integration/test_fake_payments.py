@@ -24,12 +24,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield fake
 
 
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[telegram.Bot]:
-    async with telegram.Bot(fake.token, base_url=f"{fake.url}/bot", base_file_url=f"{fake.url}/file/bot") as bot:
-        yield bot
-
-
 async def invoice(bot: telegram.Bot, **changes: object) -> telegram.Message:
     fields: dict = {"title": "10 credits", "description": "Credits", "payload": "credits:10:50", "currency": "XTR",
                     "prices": [LabeledPrice("10 credits", 50)]} | changes

@@ -26,6 +26,7 @@ from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, Ret
 from telegram.ext import Application, CommandHandler, ContextTypes
 
 from tests.fakes.telegram import FakeTelegram, TgFaults, User, channel, group, private_chat
+from tests.integration.conftest import ptb_bot
 
 ALICE = User(id=1001, first_name="Alice", username="alice")
 BOB = User(id=1002, first_name="Bob")
@@ -70,16 +71,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
     fake = await make_fake()
     yield fake
     await fake.stop()
-
-
-def ptb_bot(fake: FakeTelegram, token: str | None = None) -> telegram.Bot:
-    return telegram.Bot(token or fake.token, base_url=f"{fake.url}/bot", base_file_url=f"{fake.url}/file/bot")
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[telegram.Bot]:
-    async with ptb_bot(fake) as bot:
-        yield bot
 
 
 @pytest.fixture

@@ -73,6 +73,7 @@ def head_revision() -> str:
 
 async def test_stairway_upgrades_and_downgrades_every_revision(db_url: str) -> None:
     script = ScriptDirectory.from_config(alembic_config())
+    assert Path(script.dir) == REPO_ROOT / "migrations"  # the top-level folder, not a copy in a package
     revisions = list(reversed(list(script.walk_revisions())))
     assert revisions, "no migrations found"
     for revision in revisions:

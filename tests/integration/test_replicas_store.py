@@ -10,10 +10,11 @@ import pytest
 
 from bot.jobs.conversations import Conversations
 from bot.store import session_factory
-from bot.store.replicas import ChatSendRepository, PollerLock
-from bot.tg import replicas as replicas_module
+from bot.store.heartbeats import PollerLock
+from bot.store.send_slots import ChatSendRepository
+from bot.tg import heartbeats as heartbeats_module
+from bot.tg.heartbeats import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, Heartbeat
 from bot.tg.ratelimit import Limit, TelegramRateLimiter
-from bot.tg.replicas import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, ReplicaLoop
 from tests.fakes.telegram_limits import RateLimiter as FakeRateLimits
 from tests.fakes.telegram_models import Chat
 
@@ -100,7 +101,7 @@ async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_i
 
     sessions = session_factory(store_engine)
     first, second = TelegramRateLimiter(overall=Limit(6, 1.0)), TelegramRateLimiter(overall=Limit(6, 1.0))
-    beats = [ReplicaLoop(None, sessions, replica=f"r{number}", limiter=limiter, shared=True).beat
+    beats = [Heartbeat(sessions, replica=f"r{number}", limiter=limiter, shared=True).beat
              for number, limiter in enumerate((first, second))]
     for beat in (*beats, beats[0]):  # each has seen the other
         await beat()
@@ -129,11 +130,11 @@ async def test_a_replica_joining_others_waits_until_they_have_taken_their_smalle
         sent.append(time.monotonic())
         return True
 
-    await ReplicaLoop(None, sessions, replica="first", limiter=first, shared=True).beat()
+    await Heartbeat(sessions, replica="first", limiter=first, shared=True).beat()
     started = time.monotonic()
     await first.process_request(send, (1,), {}, "sendMessage", {"chat_id": 1}, None)
     assert sent[-1] - started < 0.5  # alone: no one else's share to wait for
-    await ReplicaLoop(None, sessions, replica="second", limiter=second, shared=True).beat()
+    await Heartbeat(sessions, replica="second", limiter=second, shared=True).beat()
     started = time.monotonic()
     await second.process_request(send, (2,), {}, "sendMessage", {"chat_id": 2}, None)
     # the first still sends at its whole budget until its next heartbeat (and a busy one's may be late);
@@ -144,8 +145,8 @@ async def test_a_replica_joining_others_waits_until_they_have_taken_their_smalle
 @ONLY_POSTGRES  # replicas are counted in PostgreSQL
 async def test_replicas_count_each_other_on_the_databases_clock_whatever_their_own_clocks_say(store_engine, monkeypatch):
     sessions = session_factory(store_engine)
-    behind = ReplicaLoop(None, sessions, replica="behind", limiter=None, shared=True)
-    ahead = ReplicaLoop(None, sessions, replica="ahead", limiter=None, shared=True)
+    behind = Heartbeat(sessions, replica="behind", limiter=None, shared=True)
+    ahead = Heartbeat(sessions, replica="ahead", limiter=None, shared=True)
 
     class Skewed(datetime):
         """The clock of a host running GONE_AFTER_S + 2 s behind."""
@@ -155,7 +156,7 @@ async def test_replicas_count_each_other_on_the_databases_clock_whatever_their_o
             return datetime.now(tz) - timedelta(seconds=GONE_AFTER_S + 2)
 
     with monkeypatch.context() as patched:
-        patched.setattr(replicas_module, "datetime", Skewed)
+        patched.setattr(heartbeats_module, "datetime", Skewed)
         await behind.beat()
     assert await ahead.beat() == 2
 
@@ -202,7 +203,7 @@ async def test_a_replica_the_others_stop_hearing_sends_at_a_trickle_and_rejoins_
         return True
 
     limiter = TelegramRateLimiter(overall=Limit(30, 1.0))
-    cut_off = ReplicaLoop(None, flaky, replica="cut-off", limiter=limiter, shared=True)
+    cut_off = Heartbeat(flaky, replica="cut-off", limiter=limiter, shared=True)
     await cut_off.keep_heard()
     unreachable = True
     with pytest.raises(OSError):
@@ -217,7 +218,7 @@ async def test_a_replica_the_others_stop_hearing_sends_at_a_trickle_and_rejoins_
     await asyncio.gather(*(limiter.process_request(send, (n,), {}, "sendMessage", {"chat_id": n}, None)
                            for n in range(100, 103)))
     assert sent[-1] - sent[0] >= 1.9  # one call a second
-    await ReplicaLoop(None, sessions, replica="other", limiter=None, shared=True).beat()
+    await Heartbeat(sessions, replica="other", limiter=None, shared=True).beat()
     unreachable = False
     await cut_off.keep_heard()  # heard again, among two: it waits until the others have made room
     started = time.monotonic()

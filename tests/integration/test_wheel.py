@@ -1,13 +1,15 @@
-"""The package as an operator installs it: a wheel in a fresh virtual environment, run outside the checkout.
+"""The package as an operator installs it: `pip install .` (not editable) into a fresh virtual environment,
+run outside the checkout.
 
-The wheel is built from a copy of the project's files (so the build leaves nothing in the checkout) and
-installed without its dependencies, which the fresh environment sees through a .pth file naming this
-environment's site-packages: nothing is downloaded, and the source tree is never on the path. Every
-command runs from a directory outside the checkout with PYTHONPATH unset.
+The package is installed from a copy of the project's files (so the build leaves nothing in the checkout),
+without its dependencies, which the fresh environment sees through a .pth file naming this environment's
+site-packages: only the build backend is fetched, and the source tree is never on the path. Every command
+runs from a directory outside the checkout with PYTHONPATH unset.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import socket
@@ -43,15 +45,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "bot", source / "bot", ignore=shutil.ignore_patterns("__pycache__"))
-    # an isolated build, as any installer makes it (pip takes the build backend from its index or cache)
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", source, cwd=base, env=env)
-    (wheel,) = (base / "dist").glob("aiart_telegram_bot-*.whl")
+    for folder in ("bot", "migrations"):  # what the Dockerfile copies
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
 
     venv = base / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=base, env=env)
     python = venv / "bin" / "python"
-    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel, cwd=base, env=env)
+    # `pip install .`: an isolated build of a wheel, then its install (pip takes the build backend from its
+    # index or cache)
+    _run(python, "-m", "pip", "install", "--no-deps", "-q", ".", cwd=source, env=env, timeout=300)
     purelib = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
                         cwd=base, env=env).stdout.strip())
     # the dependencies, from this environment (its editable `bot` is a finder its own .pth installs, not read here)
@@ -69,23 +71,35 @@ def _tables(database: Path) -> set[str]:
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
     venv, env = installed
     found = _run(venv / "bin" / "python", "-c", "import bot, bot.store.db as db; print(bot.__file__); "
-                 "print(sorted(p.name for p in (db.MIGRATIONS_DIR / 'versions').glob('*.py')))",
+                 "print(db.MIGRATIONS_DIR); print(sorted(p.name for p in (db.MIGRATIONS_DIR / 'versions').glob('*.py')))",
                  cwd=venv.parent / "work", env=env).stdout.splitlines()
     assert Path(found[0]).is_relative_to(venv), found[0]
-    assert "0001_initial_schema.py" in found[1]  # the migrations ship as package data
+    # the top-level migrations/ folder ships inside the package
+    assert Path(found[1]).is_relative_to(venv) and Path(found[1]).parts[-2:] == ("bot", "migrations"), found[1]
+    assert sorted(path.name for path in (ROOT / "migrations" / "versions").glob("*.py")) == ast.literal_eval(found[2])
+
+
+def test_the_mini_app_page_and_the_preview_sample_ship_in_the_wheel(installed):
+    venv, env = installed
+    found = _run(venv / "bin" / "python", "-c", "from importlib import resources; "
+                 "print(sorted(p.name for p in resources.files('bot.http').joinpath('app').iterdir())); "
+                 "print(resources.files('bot.operations').joinpath('preview-sample.jpg').is_file())",
+                 cwd=venv.parent / "work", env=env).stdout.splitlines()
+    assert found == ["['app.css', 'app.js', 'index.html']", "True"]
 
 
 def test_python_m_bot_migrate_creates_the_schema_without_a_token(installed):
     venv, env = installed
-    work = venv.parent / "work"
-    database = work / "data" / "module.db"
-    done = _run(venv / "bin" / "python", "-m", "bot", "migrate", cwd=work,
+    empty = venv.parent / "empty"
+    empty.mkdir()  # nothing of the project here: the migrations can only come from the installed package
+    database = empty / "data" / "module.db"
+    done = _run(venv / "bin" / "python", "-m", "bot", "migrate", cwd=empty,
                 env={**env, "DATABASE_URL": f"sqlite:///{database}"})
     assert "newest schema" in done.stdout
     assert TABLES <= _tables(database)
     with sqlite3.connect(database) as connection:
         (revision,) = connection.execute("SELECT version_num FROM alembic_version").fetchone()
-    heads = sorted(path.name.split("_")[0] for path in (ROOT / "bot" / "store" / "migrations" / "versions").glob("0*.py"))
+    heads = sorted(path.name.split("_")[0] for path in (ROOT / "migrations" / "versions").glob("0*.py"))
     assert revision == heads[-1]
 
 

@@ -31,7 +31,18 @@ from bot.aiart import (
     parse_retry_after,
     public_result_url,
 )
-from bot.aiart import models as api
+from bot.operations.art import Img2ImgRequest
+from bot.operations.colorize import ColorizeRequest
+from bot.operations.expand import ExpandRequest
+from bot.operations.faceswap import FaceSwapRequest
+from bot.operations.generate import ImageGenerationRequest
+from bot.operations.headshot import HeadshotRequest, HeadshotTemplate
+from bot.operations.imagine import Text2ImgRequest
+from bot.operations.removebg import RemoveBackgroundRequest
+from bot.operations.replace import ReplaceRequest
+from bot.operations.restore import RestoreRequest
+from bot.operations.retouch import RetouchRequest
+from bot.operations.upscale import UpscaleRequest
 
 KEY = "sk-unit-test-secret-4242"
 BASE = "https://api.example.test/"
@@ -118,37 +129,37 @@ def assert_authorized(request: httpx.Request) -> None:
 # --- requests sent -----------------------------------------------------------------------------------
 
 OPERATIONS: list[tuple[str, Callable[[AiartClient], Awaitable[str]], str, dict[str, Any]]] = [
-    ("upscale", lambda c: c.submit(api.UpscaleRequest(IMG, factor=4, max_width=2048, max_height=1024)), "/v1/aiart/imgupscale",
+    ("upscale", lambda c: c.submit(UpscaleRequest(IMG, factor=4, max_width=2048, max_height=1024)), "/v1/aiart/imgupscale",
      {"upscaling_resize": 4, "userImageUrl": IMG, "max_image_width": 2048, "max_image_height": 1024}),
-    ("retouch", lambda c: c.submit(api.RetouchRequest(IMG)), "/v1/aiart/retouchskin", {"userImageUrl": IMG}),
-    ("text2img", lambda c: c.submit(api.Text2ImgRequest("a red fox", "tpl-1", "16:9", "blur")), "/v1/aiart/text2img",
+    ("retouch", lambda c: c.submit(RetouchRequest(IMG)), "/v1/aiart/retouchskin", {"userImageUrl": IMG}),
+    ("text2img", lambda c: c.submit(Text2ImgRequest("a red fox", "tpl-1", "16:9", "blur")), "/v1/aiart/text2img",
      {"content": "a red fox", "sizeId": "16:9", "templateId": "tpl-1", "negativePrompt": "blur"}),
-    ("img2img", lambda c: c.submit(api.Img2ImgRequest(IMG, "tpl-2", content="oil", strength=0.7, format="png")),
+    ("img2img", lambda c: c.submit(Img2ImgRequest(IMG, "tpl-2", content="oil", strength=0.7, format="png")),
      "/v1/aiart/img2img",
      {"userImageUrl": IMG, "templateId": "tpl-2", "strength": 0.7, "content": "oil", "format": "png"}),
-    ("removebg", lambda c: c.submit(api.RemoveBackgroundRequest(IMG, "SegmentBody")), "/v1/aiart/backgroundremover",
+    ("removebg", lambda c: c.submit(RemoveBackgroundRequest(IMG, "SegmentBody")), "/v1/aiart/backgroundremover",
      {"userImageUrl": IMG, "action": "SegmentBody"}),
-    ("headshot", lambda c: c.submit(api.HeadshotRequest(IMG, (api.HeadshotTemplate("biz", 2), api.HeadshotTemplate("toon")))),
+    ("headshot", lambda c: c.submit(HeadshotRequest(IMG, (HeadshotTemplate("biz", 2), HeadshotTemplate("toon")))),
      "/v1/aiart/avatar",
      {"userImageUrl": IMG, "avatarTemplateParams": [{"templateId": "biz", "num": 2},
                                                     {"templateId": "toon", "num": 1}]}),
-    ("colorize", lambda c: c.submit(api.ColorizeRequest(IMG)), "/v1/aiart/colorize",
+    ("colorize", lambda c: c.submit(ColorizeRequest(IMG)), "/v1/aiart/colorize",
      {"userImageUrl": IMG, "modelName": "stable", "renderFactor": 35, "watermarked": False}),
-    ("restore", lambda c: c.submit(api.RestoreRequest(IMG, upscale=1, fidelity_weight=0.75)), "/v1/aiart/restoration",
+    ("restore", lambda c: c.submit(RestoreRequest(IMG, upscale=1, fidelity_weight=0.75)), "/v1/aiart/restoration",
      {"userImageUrl": IMG, "faceUpsample": True, "backgroundEnhance": True, "upscale": 1,
       "fidelityWeight": 0.75}),
-    ("faceswap", lambda c: c.submit(api.FaceSwapRequest(IMG, "https://img.example.test/tpl.jpg")), "/v1/aiart/faceswap",
+    ("faceswap", lambda c: c.submit(FaceSwapRequest(IMG, "https://img.example.test/tpl.jpg")), "/v1/aiart/faceswap",
      {"userImageUrl": IMG, "templateImageUrl": "https://img.example.test/tpl.jpg"}),
-    ("expand", lambda c: c.submit(api.ExpandRequest(IMG, left=10, bottom=20)), "/v1/aiart/extender",
+    ("expand", lambda c: c.submit(ExpandRequest(IMG, left=10, bottom=20)), "/v1/aiart/extender",
      {"imageUrl": IMG, "padImgLeft": 10, "padImgTop": 0, "padImgRight": 0, "padImgBottom": 20}),
-    ("replace", lambda c: c.submit(api.ReplaceRequest(IMG, "https://img.example.test/mask.png", "a hat")), "/v1/aiart/replacer",
+    ("replace", lambda c: c.submit(ReplaceRequest(IMG, "https://img.example.test/mask.png", "a hat")), "/v1/aiart/replacer",
      {"imageUrl": IMG, "maskImageUrl": "https://img.example.test/mask.png", "content": "a hat"}),
-    ("generate", lambda c: c.submit(api.ImageGenerationRequest("m-1", "a cat", 512, 768, images=(IMG, IMG2))),
+    ("generate", lambda c: c.submit(ImageGenerationRequest("m-1", "a cat", 512, 768, images=(IMG, IMG2))),
      "/v1/aiart/imagegeneration/m-1",
      {"width": 512, "height": 768, "quality": "medium",
       "content": [{"type": "text", "text": "a cat"}, {"type": "image_url", "url": IMG},
                   {"type": "image_url", "url": IMG2}]}),
-    ("generate-4k", lambda c: c.submit(api.ImageGenerationRequest("seedream-4-5-251128", "a cat", 5461, 3072)),
+    ("generate-4k", lambda c: c.submit(ImageGenerationRequest("seedream-4-5-251128", "a cat", 5461, 3072)),
      "/v1/aiart/imagegeneration/seedream-4-5-251128",
      {"width": 5461, "height": 3072, "quality": "medium", "content": [{"type": "text", "text": "a cat"}]}),
 ]
@@ -270,9 +281,9 @@ async def test_upload_signs_then_puts_bytes_without_the_key(client: AiartClient,
 
 
 def test_upload_types_are_those_of_the_providers_client() -> None:
-    assert api.UpscaleRequest.upload_type == "img_upscale"
-    assert api.RemoveBackgroundRequest.upload_type == "bg_remove"
-    assert api.Img2ImgRequest.upload_type == api.ImageGenerationRequest.upload_type == "img2img"
+    assert UpscaleRequest.upload_type == "img_upscale"
+    assert RemoveBackgroundRequest.upload_type == "bg_remove"
+    assert Img2ImgRequest.upload_type == ImageGenerationRequest.upload_type == "img2img"
 
 
 async def test_upload_put_drops_a_default_authorization_header(service: FakeService) -> None:
@@ -352,7 +363,7 @@ async def test_error_message_carries_the_service_msg_but_never_the_key(client: A
 async def test_malformed_answers(client: AiartClient, service: FakeService, reply: Reply) -> None:
     service.will(reply)
     with pytest.raises(MalformedResponse):
-        await client.submit(api.RetouchRequest(IMG))
+        await client.submit(RetouchRequest(IMG))
     assert len(service.requests) == 1  # a POST is never resent on a malformed answer
 
 
@@ -449,19 +460,19 @@ async def test_post_is_not_resent_when_it_may_have_been_processed(client: AiartC
                                                                   reply: Reply, error: type[Exception]) -> None:
     service.will(reply, ok({"taskId": TASK_ID}))
     with pytest.raises(error):
-        await client.submit(api.RetouchRequest(IMG))
+        await client.submit(RetouchRequest(IMG))
     assert len(service.requests) == 1 and service.sleeps == []
 
 
 async def test_post_is_resent_after_connect_error(client: AiartClient, service: FakeService) -> None:
     service.will(fail(httpx.ConnectError), fail(httpx.ConnectTimeout), ok({"taskId": TASK_ID}))
-    assert await client.submit(api.RetouchRequest(IMG)) == TASK_ID
+    assert await client.submit(RetouchRequest(IMG)) == TASK_ID
     assert len(service.requests) == 3 and len(service.sleeps) == 2
 
 
 async def test_post_is_resent_after_429_honouring_retry_after(client: AiartClient, service: FakeService) -> None:
     service.will(raw(429, headers={"Retry-After": "12"}), ok({"taskId": TASK_ID}))
-    assert await client.submit(api.RetouchRequest(IMG)) == TASK_ID
+    assert await client.submit(RetouchRequest(IMG)) == TASK_ID
     assert len(service.requests) == 2 and service.sleeps[0] >= 12
     assert service.requests[0].content == service.requests[1].content
 
@@ -469,7 +480,7 @@ async def test_post_is_resent_after_429_honouring_retry_after(client: AiartClien
 async def test_post_gives_up_after_attempts(client: AiartClient, service: FakeService) -> None:
     service.will(fail(httpx.ConnectError))
     with pytest.raises(ConnectError):
-        await client.submit(api.RetouchRequest(IMG))
+        await client.submit(RetouchRequest(IMG))
     assert len(service.requests) == 4
 
 

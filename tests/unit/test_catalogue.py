@@ -5,9 +5,11 @@ from importlib import resources
 
 import pytest
 
-from bot.aiart import models as api
-from bot.operations.catalogue import ArgumentError, InputImage, StyleMissing, build_catalogue
+from bot.operations.catalogue import ArgumentError, InputImage, StyleMissing
+from bot.operations.generate import ImageGenerationRequest
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
+from bot.operations.upscale import UpscaleRequest
 
 IMAGE = [InputImage("aGVsbG8=", 640, 480)]
 
@@ -30,7 +32,7 @@ def test_upscale_bad_factor_is_explained(ops, text):
 
 def test_upscale_request_asks_for_exactly_factor_times_the_input(ops):
     request = ops["upscale"].build({"factor": 2}, IMAGE)
-    assert isinstance(request, api.UpscaleRequest)
+    assert isinstance(request, UpscaleRequest)
     assert (request.max_width, request.max_height) == (1280, 960)
 
 
@@ -120,7 +122,7 @@ def test_upscale_refuses_a_huge_number_with_a_message():
 ])
 def test_generate_reads_model_ratio_and_resolution_and_sizes_as_the_providers_client(ops, text, model_id, size):
     request = ops["generate"].build(ops["generate"].parse(text), [])
-    assert isinstance(request, api.ImageGenerationRequest)
+    assert isinstance(request, ImageGenerationRequest)
     assert (request.model_id, (request.width, request.height)) == (model_id, size)
     assert request.endpoint == f"/v1/aiart/imagegeneration/{model_id}"
     assert request.payload()["content"] == [{"type": "text", "text": "a fox"}]
@@ -160,3 +162,10 @@ def test_style_groups_are_read_from_every_section():
     assert group.settings == {"max_count": 3}
     with pytest.raises(ValueError, match="no section"):
         catalogue.group("other")
+
+
+def test_inline_mode_generates_with_one_text_only_operation():
+    """`@bot <description>` queues the one entry marked for inline mode: it needs no image, only a description."""
+    marked = [operation for operation in build_catalogue(load_catalogue()).values() if operation.inline]
+    assert [operation.name for operation in marked] == ["imagine"]
+    assert marked[0].images == 0 and marked[0].style_group is not None

@@ -12,12 +12,12 @@ from telegram import InlineKeyboardMarkup
 
 from bot.credits import parse_packs
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
-from bot.operations.catalogue import build_catalogue
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
 from bot.tg import followups, keyboards, presets
 from bot.tg.handlers import history, language, settings
-from bot.tg.payments import packs_keyboard
+from bot.tg.handlers.payments import packs_keyboard
 
 STYLES = load_catalogue()
 OPERATIONS = build_catalogue(STYLES)

@@ -12,12 +12,13 @@ import pytest
 from aiohttp import web
 
 from bot.aiart import AiartClient
-from bot.aiart import models as api
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import APIError
 from bot.images import PreparedImage, prepare
 from bot.jobs.handoff import ImageHandoff
 from bot.media import ID_BYTES, MediaLinks, MediaSigner, MediaTooLarge, SignedMedia, add_media_routes
+from bot.operations.retouch import RetouchRequest
+from bot.operations.upscale import UpscaleRequest
 from tests.fakes import samples
 
 PUBLIC = "https://bot.example.org/"
@@ -215,7 +216,7 @@ def image() -> PreparedImage:
 async def handoff_reference(service: UploadService, links: MediaLinks | None, mode: str, image: PreparedImage,
                             *, accepts_base64: bool) -> str:
     # an operation that takes BASE64 (upscale) or one that takes only URLs (retouch)
-    request_type = api.UpscaleRequest if accepts_base64 else api.RetouchRequest
+    request_type = UpscaleRequest if accepts_base64 else RetouchRequest
     async with httpx.AsyncClient(transport=httpx.MockTransport(service.handler)) as http:
         client = AiartClient(http, base_url="https://api.test", api_key="key-0123456789",
                              retry=RetryPolicy(attempts=1))

@@ -1,5 +1,6 @@
-"""One operation, one entry: an operation is named only by its request model, its catalogue entry and its
-sandbox renderer; everything else (commands, menus, /settings, the shell's `try`, the client, the worker) reads the entry."""
+"""One operation, one module: an operation is named only by its module (request model, arguments, catalogue
+entry, texts) and its sandbox renderer; everything else (commands, menus, /settings, the shell's `try`, the
+client, the worker) reads the entry."""
 
 from __future__ import annotations
 
@@ -10,19 +11,26 @@ from pathlib import Path
 import pytest
 
 from bot.aiart import models as api
-from bot.operations.catalogue import build_catalogue
+from bot.operations import registry
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
-from bot.sandbox.operations import OPERATIONS as SANDBOX_OPERATIONS
+from bot.sandbox.operations import operations as sandbox_operations
 
 PACKAGE = Path(__file__).resolve().parents[2] / "bot"
 CATALOGUE = build_catalogue(load_catalogue())
-#: the only places a request model may be named: where it is defined and the catalogue entry that uses it
-REQUEST_PLACES = {"aiart/models.py", "operations/catalogue.py"}
-#: the only places an endpoint path may be written: the request model and the sandbox's renderer
-PATH_PLACES = {"aiart/models.py", "sandbox/operations.py"}
-#: where a string may equal an operation's name: the catalogue, and the service's side, whose own words
+#: where a string may equal an operation's name: the operations, and the service's side, whose own words
 #: (the colorize and faceswap endpoints, restoration's upscale field) happen to be the same
-NAME_PLACES = ("operations/catalogue.py", "aiart/", "sandbox/")
+NAME_PLACES = ("operations/", "aiart/", "sandbox/")
+
+
+def module(operation) -> str:
+    """The operation's own module, relative to the package."""
+    return f"operations/{operation.name}.py"
+
+
+def renderer(operation) -> str:
+    """The operation's sandbox renderer, relative to the package."""
+    return f"sandbox/renderers/{operation.name}.py"
 
 
 def sources() -> dict[str, str]:
@@ -34,21 +42,21 @@ def places(pattern: str) -> set[str]:
 
 
 @pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
-def test_a_request_model_is_named_only_by_its_catalogue_entry(operation):
-    assert places(rf"\b{operation.request_type.__name__}\b") == REQUEST_PLACES
+def test_a_request_model_is_named_only_in_its_operation_module(operation):
+    assert places(rf"\b{operation.request_type.__name__}\b") == {module(operation)}
 
 
 @pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
 def test_an_endpoint_path_is_written_only_in_its_model_and_its_sandbox_renderer(operation):
     path = operation.request_type.path
-    assert places(re.escape(f'"{path}"')) == PATH_PLACES
-    assert path in {sandbox.path for sandbox in SANDBOX_OPERATIONS.values()}
+    assert places(re.escape(f'"{path}"')) == {module(operation), renderer(operation)}
+    assert path in {sandbox.path for sandbox in sandbox_operations().values()}
 
 
 @pytest.mark.parametrize("operation", CATALOGUE.values(), ids=list(CATALOGUE))
-def test_no_module_outside_the_catalogue_branches_on_an_operation_name(operation):
+def test_no_module_outside_the_operations_own_branches_on_an_operation_name(operation):
     quoted = rf"""[=!]= ["']{operation.name}["']|["']{operation.name}["'] [=!]=|\bin \([^)]*["']{operation.name}["']"""
-    assert places(quoted) <= {"operations/catalogue.py"}
+    assert places(quoted) <= {module(operation)}
 
 
 def _strings(text: str) -> set[str]:
@@ -71,6 +79,6 @@ def test_no_module_outside_the_catalogue_lists_an_operation_or_its_style_group_b
 
 
 def test_every_request_model_has_an_operation():
-    models = {cls for cls in vars(api).values()
+    models = {cls for each in registry.modules() for cls in vars(each).values()
               if isinstance(cls, type) and issubclass(cls, api.Request) and cls is not api.Request}
     assert models == {operation.request_type for operation in CATALOGUE.values()}

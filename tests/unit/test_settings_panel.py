@@ -6,7 +6,8 @@ import json
 from dataclasses import replace
 from importlib import resources
 
-from bot.operations.catalogue import MenuButton, build_catalogue
+from bot.operations.catalogue import MenuButton
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.tg.handlers.settings import style_choices, user_panel
 

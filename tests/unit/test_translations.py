@@ -116,7 +116,7 @@ def test_an_unknown_language_is_english():
 
 
 def test_a_queued_jobs_place_is_said_with_the_right_plural():
-    from bot.operations.catalogue import build_catalogue
+    from bot.operations.registry import build_catalogue
     from bot.operations.styles import load_catalogue
     from bot.tg.texts import queued_text
 

@@ -18,7 +18,8 @@ from bot.jobs.polling import TOLERATED, PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard
 from bot.jobs.service import JobRequest, JobService
 from bot.jobs.worker import Worker, WorkerConfig
-from bot.operations.catalogue import Operation, build_catalogue
+from bot.operations.catalogue import Operation
+from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobRepository, JobState, session_factory
 from bot.store.db import Sessions

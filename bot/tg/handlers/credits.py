@@ -7,17 +7,17 @@ import logging
 from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.aiart import AiartError
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import reply
 from bot.tg.handlers.jobs import admin_refusal
+from bot.tg.handlers.payments import packs_keyboard
 from bot.tg.handlers.router import Router
-from bot.tg.payments import packs_keyboard
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,8 @@ async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message,
     return None if refusal is None else tr(language, refusal)
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/balance, /buy and /pool."""
     router.add("balance", show_balance, texts.CREDITS_COMMAND)
     router.add("buy", buy, texts.BUY_COMMAND)
     router.add("pool", pool)

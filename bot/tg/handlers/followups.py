@@ -20,7 +20,8 @@ from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts
 from bot.tg.context import deps, language_for
-from bot.tg.flow import queue
+from bot.tg.handlers.router import Router
+from bot.tg.queueing import queue
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,6 @@ def _files_on(message: Message) -> list[str]:
     return [message.document.file_id] if message.document is not None else []
 
 
-def register(application: Application) -> None:
+def register(application: Application, router: Router) -> None:
     """Handle the follow-up buttons (before the photo menu's catch-all button handler)."""
     application.add_handler(CallbackQueryHandler(on_follow_up, pattern=rf"^{followups.PREFIX}:"))

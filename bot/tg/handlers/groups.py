@@ -12,6 +12,7 @@ from telegram.ext import Application, ChatMemberHandler, ContextTypes
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import language_for
+from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
 
@@ -33,5 +34,6 @@ async def on_my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         log.info("could not greet chat %s: %s", change.chat.id, error)
 
 
-def register(application: Application) -> None:
+def register(application: Application, router: Router) -> None:
+    """Greet a group that added the bot."""
     application.add_handler(ChatMemberHandler(on_my_membership, ChatMemberHandler.MY_CHAT_MEMBER))

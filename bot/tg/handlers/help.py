@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
-from telegram import Update
-from telegram.ext import ContextTypes
+from telegram import Message, Update
+from telegram.constants import ChatType
+from telegram.ext import Application, ContextTypes
 
-from bot.i18n import tr
-from bot.tg import texts
+from bot.i18n import N_, tr
+from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
-from bot.tg.flow import reply, start_operation, wait_for_more
 from bot.tg.handlers.router import Router
+from bot.tg.pairs import wait_for_more
+from bot.tg.replies import reply
+from bot.tg.start import start_operation
+
+INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or {bot} and a description to "
+                 "draw one right there.")
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """Explain what the bot does, listing the catalogue's operations; `/start <operation>` (a deep link) opens its flow."""
     d, message = deps(context), update.effective_message
     language = await language_for(context, update=update)
+    private = message.chat.type == ChatType.PRIVATE
+    if call.name == "start" and d.app_links is not None and private:
+        # the menu button opens My results, labelled in the person's language
+        await miniapp.set_menu_button(context.bot, d.app_links, message.chat_id, language)
+    if call.name == "start" and private and miniapp.is_deep_link(call.args):
+        await _open_app(context, message, call.args, language)
+        return
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
-        await reply(message, texts.help_text(d.operations.values(), language=language))
+        inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
+        await reply(message, f"{texts.help_text(d.operations.values(), language=language)}\n\n{inline}")
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:
@@ -32,6 +46,22 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
         await reply(message, tr(language, texts.DEEP_LINK_PHOTO, title=title, usage=usage))
 
 
-def register(router: Router) -> None:
+async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payload: str, language: str) -> None:
+    """`/start app-…` from a group's Mini App link: answer with the `web_app` button, or say why not."""
+    d = deps(context)
+    if d.app_links is None:  # the operator turned the Mini App off since the link was sent
+        await reply(message, tr(language, texts.APP_OFF))
+        return
+    job_id = miniapp.deep_link_job(payload)
+    job = await d.people.job(job_id) if job_id is not None and d.people is not None else None
+    answer = miniapp.open_from_link(d.app_links, message, payload, language, job.user_id if job else None)
+    if isinstance(answer, str):
+        await reply(message, answer)
+    else:
+        await reply(message, tr(language, texts.APP_OPEN), answer)
+
+
+def register(application: Application, router: Router) -> None:
+    """/start and /help."""
     router.add("start", show_help)
     router.add("help", show_help, texts.HELP_COMMAND)

@@ -15,10 +15,10 @@ from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,7 @@ async def _send(context: ContextTypes.DEFAULT_TYPE, listing: Message, job: JobRe
             await bot.send_media_group(chat_id, media, reply_to_message_id=listing.message_id)
 
 
-def register(router: Router, application: Application) -> None:
+def register(application: Application, router: Router) -> None:
+    """/history and its resend buttons."""
     router.add("history", show_history, texts.HISTORY_COMMAND)
     application.add_handler(CallbackQueryHandler(on_resend, pattern=rf"^{PREFIX}:\d+$"))

@@ -7,14 +7,14 @@ import logging
 from telegram import Message, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.i18n import tr
-from bot.tg import texts
+from bot.tg import pending, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import delete_quietly, drop_pending, reply
 from bot.tg.handlers.router import Router
+from bot.tg.replies import delete_quietly, reply
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
         if refusal is not None:
             await reply(message, tr(language, refusal))
             return
-    dropped = await drop_pending(context, owner, chat.id)
+    dropped = await pending.drop(context, owner, chat.id)
     cancelled = await deps(context).jobs.cancel(chat.id, user_id=None if everyone else owner)
     if not cancelled:
         nothing = texts.NOTHING_TO_CANCEL_IN_CHAT if everyone else texts.NOTHING_TO_CANCEL
@@ -83,6 +83,7 @@ async def admin_refusal(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_i
     return None if member.status in ADMIN_STATUSES else not_admin
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/status and /cancel."""
     router.add("status", show_status, texts.STATUS_COMMAND)
     router.add("cancel", cancel, texts.CANCEL_COMMAND)

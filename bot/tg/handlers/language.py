@@ -11,16 +11,16 @@ import logging
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, forget_languages, language_for
-from bot.tg.flow import reply
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
@@ -105,5 +105,7 @@ async def _answer(query, text: str | None = None) -> None:
         return
 
 
-def register(router: Router) -> None:
+def register(application: Application, router: Router) -> None:
+    """/language and its picker's buttons."""
     router.add("language", show_picker, texts.LANGUAGE_COMMAND)
+    application.add_handler(CallbackQueryHandler(on_button, pattern=PATTERN))

@@ -8,26 +8,19 @@ from datetime import timedelta
 from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot.i18n import Text, tr
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
-from bot.tg.context import deps, language_for, sender_id
-from bot.tg.flow import (
-    continue_pending,
-    conversations,
-    picker_images,
-    refuse,
-    reply,
-    show,
-    start_operation,
-    still_waiting,
-    take_expired,
-    wait_for_more,
-)
+from bot.tg.context import conversations, deps, language_for, sender_id
+from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images, problem_with
+from bot.tg.pairs import continue_pending, still_waiting, take_expired, wait_for_more
+from bot.tg.queueing import refuse
+from bot.tg.replies import reply, show
+from bot.tg.start import picker_images, start_operation
 
 USED_MENUS_KEY = "menu"
 #: how long a menu is remembered as already answered (a double tap sends two callback queries)
@@ -66,8 +59,11 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if problems:
         await reply(message, _joined(expired, tr(language, problems[0])))
         return
-    await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)),
-                keyboards.operations_menu(deps(context).operations, language))
+    markup = keyboards.operations_menu(deps(context).operations, language)
+    links = deps(context).app_links
+    if links is not None and message.from_user is not None:
+        markup = links.with_photo_row(markup, language, message.from_user.id, images[0].file_id)
+    await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)), markup)
 
 
 async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -162,3 +158,8 @@ async def _picked(context, operation, argument: str, source: Message, menu: Mess
 async def _style_images(context, source: Message, menu: Message) -> list:
     """The request's images: its own, or those the picker was shown for (a replied-to photo is not nested)."""
     return message_images(source) or await picker_images(context, menu.chat_id, menu.message_id)
+
+
+def register(application: Application, router: Router) -> None:
+    """The menu's, the style picker's and the choice buttons: last, as it takes every button no other pattern took."""
+    application.add_handler(CallbackQueryHandler(on_button))

@@ -7,14 +7,16 @@ import time
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import Application, ApplicationHandlerStop, ContextTypes
+from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, MessageHandler, TypeHandler, filters
 
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import DEPS_KEY, Deps, deps, is_payment, language_for, update_sender_id
-from bot.tg.flow import reply
+from bot.tg.handlers import inline
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
+from bot.tg.intake import FLOOD_NOTICE_KEY
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 ROUTER_KEY = "router"
@@ -55,6 +57,10 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         if update.pre_checkout_query:
             # unanswered, the payment would hang until Telegram gives up after 10 s
             await update.pre_checkout_query.answer(ok=False, error_message=tr(language, texts.PAYMENT_NOT_ALLOWED))
+        elif update.inline_query:
+            await inline.refuse_query(update)
+        elif update.chosen_inline_result:
+            await inline.refuse_chosen(update)
         elif update.callback_query:
             await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
         elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
@@ -133,3 +139,14 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     if isinstance(update, Update) and update.effective_message and update.effective_chat:
         user = update.effective_user
         await reply(update.effective_message, tr(user.language_code if user else None, texts.HANDLER_ERROR))
+
+
+def register(application: Application, router: Router) -> None:
+    """The access check before every update, every message, edit and channel post, the flood notice, the error reply."""
+    application.bot_data[ROUTER_KEY] = router
+    application.bot_data[FLOOD_NOTICE_KEY] = lambda update: send_flood_notice(application, update)
+    application.add_handler(TypeHandler(Update, check_access), group=-1)
+    application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, on_message))
+    application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, on_edit))
+    application.add_handler(MessageHandler(filters.UpdateType.CHANNEL_POST, on_channel_post))
+    application.add_error_handler(on_error)

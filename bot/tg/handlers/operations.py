@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import Application, ContextTypes
 
 from bot.operations.catalogue import Operation
 from bot.tg.commands import CommandCall
-from bot.tg.flow import start_operation
+from bot.tg.context import DEPS_KEY
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images
+from bot.tg.start import start_operation
 
 
 def _handler(operation: Operation):
@@ -26,6 +27,8 @@ def _handler(operation: Operation):
     return handle
 
 
-def register(router: Router, operations: Mapping[str, Operation]) -> None:
-    for operation in operations.values():
+def register(application: Application, router: Router) -> None:
+    """One command per operation of the catalogue."""
+    catalogue: Mapping[str, Operation] = application.bot_data[DEPS_KEY].operations
+    for operation in catalogue.values():
         router.add(operation.name, _handler(operation), operation.summary)  # a msgid, as every description

@@ -26,11 +26,11 @@ from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
-from bot.tg.flow import reply
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import CALLBACK_MAX_BYTES, rows, style_label
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +228,7 @@ async def _edit(panel: Message, text: str, markup: InlineKeyboardMarkup) -> None
         log.debug("settings panel not edited: %s", error)
 
 
-def register(router: Router, application: Application) -> None:
+def register(application: Application, router: Router) -> None:
+    """/settings and its panel's buttons."""
     router.add("settings", show_settings, texts.SETTINGS_COMMAND)
     application.add_handler(CallbackQueryHandler(on_settings_button, pattern=rf"^{PREFIX}:"))

@@ -26,6 +26,7 @@ from bot.credits import Pack, pack_of
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import deps, language_for
+from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
         log.warning("could not thank for payment %s: %s", payment.telegram_payment_charge_id, error)
 
 
-def register(application: Application) -> None:
+def register(application: Application, router: Router) -> None:
     """Add the payment handlers (before the general message handler: a payment is a message without text)."""
     application.add_handler(PreCheckoutQueryHandler(on_pre_checkout))
     application.add_handler(MessageHandler(filters.SUCCESSFUL_PAYMENT, on_successful_payment))

@@ -1,5 +1,5 @@
-"""What each replica does for the others: say it is alive, take its share of Telegram's budget, and
-finish the albums whose items stopped coming (its own or another replica's)."""
+"""Each replica's heartbeat: it says it is alive and takes its share of Telegram's budget (the bot's, split
+between the replicas alive), with each chat's send slots shared through the database."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import logging
 import os
 from datetime import UTC, datetime, timedelta
 
-from telegram.ext import Application
-
 from bot.store.db import Sessions
-from bot.store.replicas import ChatSendRepository, ReplicaRepository
-from bot.tg.context import DEPS_KEY
-from bot.tg.flow import queue_due_albums
+from bot.store.heartbeats import ReplicaRepository
+from bot.store.send_slots import ChatSendRepository
 from bot.tg.ratelimit import TelegramRateLimiter, is_group_chat
 
 log = logging.getLogger(__name__)
@@ -25,10 +22,8 @@ HEARTBEAT_S = 1.0
 GONE_AFTER_S = 4.0
 #: how late a busy replica's heartbeat may come (its loop also sweeps albums, its database may be slow)
 BEAT_LAG_S = 1.0
-#: how often due albums are looked for (an album's own handler queues it on time; this is the fallback)
-ALBUM_SWEEP_S = 0.5
-#: how often expired conversation state is deleted
-CLEANUP_S = 60.0
+#: a replica not heard from for this long is taken off the list (it died without leaving)
+FORGOTTEN_AFTER = timedelta(minutes=10)
 #: spacing of posts in one chat across replicas, with a margin for the time a call spends on the wire:
 #: private chats a burst of 3 then about 1 a second, groups 20 a minute
 PRIVATE_INTERVAL_S, PRIVATE_BURST = 1.1, 3
@@ -40,12 +35,11 @@ def replica_id(worker: str) -> str:
     return f"{worker}:{os.getpid()}"
 
 
-class ReplicaLoop:
-    """Heartbeat, budget share, album sweep and cleanup for one replica."""
+class Heartbeat:
+    """One replica's place among the replicas: its beats, its share of the budget, its leaving."""
 
-    def __init__(self, application: Application, sessions: Sessions, *, replica: str,
-                 limiter: TelegramRateLimiter | None, shared: bool) -> None:
-        self._application = application
+    def __init__(self, sessions: Sessions, *, replica: str, limiter: TelegramRateLimiter | None,
+                 shared: bool) -> None:
         self._sessions = sessions
         self._replica = replica
         self._limiter = limiter
@@ -95,36 +89,15 @@ class ReplicaLoop:
         async with self._sessions() as session, session.begin():
             return await ChatSendRepository(session).take(int(str(chat_id)), interval=interval, burst=burst)
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Until `stop`: beat, sweep albums, clean up; then leave the replica list."""
-        loop = asyncio.get_running_loop()
-        next_beat = next_cleanup = loop.time()
-        while not stop.is_set():
-            now = loop.time()
-            try:
-                if now >= next_beat:
-                    next_beat = now + HEARTBEAT_S
-                    await self.keep_heard()
-                await queue_due_albums(self._application)
-                if now >= next_cleanup:
-                    next_cleanup = now + CLEANUP_S
-                    await self._cleanup()
-            except Exception:  # the database may be away for a moment: keep going
-                log.warning("replica housekeeping failed", exc_info=True)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), ALBUM_SWEEP_S)
-        await self._leave()
 
-    async def _cleanup(self) -> None:
-        conversations = self._application.bot_data[DEPS_KEY].conversations
-        if conversations is not None:
-            await conversations.cleanup()
+    async def forget_gone(self) -> None:
+        """Take replicas that died without leaving off the list (their rows would otherwise stay for good)."""
         if self._shared:
             async with self._sessions() as session, session.begin():
-                await ChatSendRepository(session).forget_idle()
-                await ReplicaRepository(session).forget(before=datetime.now(UTC) - timedelta(minutes=10))
+                await ReplicaRepository(session).forget(before=datetime.now(UTC) - FORGOTTEN_AFTER)
 
-    async def _leave(self) -> None:
+    async def leave(self) -> None:
+        """Leave the list of replicas (stopping: the others take this one's share of the budget)."""
         if not self._shared:
             return
         with contextlib.suppress(Exception):

@@ -1,0 +1,27 @@
+"""What a person is told about credits, wherever the job came from: a chat command or the Mini App."""
+
+from __future__ import annotations
+
+from bot.i18n import N_, ntr, tr
+
+NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
+MORE_BY_BUYING = N_("Buy more with /buy.")
+MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
+
+
+def cost_note(language: str, credits: int) -> str:
+    """What a job costs, as its status and result captions say it ("3 credits")."""
+    return ntr(language, "{count} credit", "{count} credits", credits)
+
+
+def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool) -> str:
+    """The refusal of a job its user cannot pay for, with how to get more."""
+    parts = [tr(language, NOT_ENOUGH_CREDITS, price=cost_note(language, price), available=available)]
+    if can_buy:
+        parts.append(tr(language, MORE_BY_BUYING))
+    if free_per_day > 0:
+        parts.append(ntr(language, "Tomorrow you get {count} free credit again.",
+                         "Tomorrow you get {count} free credits again.", free_per_day))
+    if not can_buy and free_per_day <= 0:
+        parts.append(tr(language, MORE_FROM_OPERATOR))
+    return " ".join(parts)

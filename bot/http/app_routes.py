@@ -1,0 +1,101 @@
+"""The Mini App under /app/: its page (static files shipped in the package), previews, and its API.
+
+Every answer under /app/ carries a strict Content-Security-Policy: scripts only from this origin and
+Telegram's telegram-web-app.js, no inline script or style, API calls only to this origin, pictures only
+from here, from blob: URLs the page makes of the API's answers (which carry the initData header, so an
+<img src> could not fetch them), and from the https origins a style file names for previews.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from bot.http.app_api import MiniApp, add_api_routes, preview_url
+from bot.operations.styles import StyleCatalogue
+
+APP_PATH = "/app/"
+TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
+#: the page's files and their types; nothing else of the package is served
+STATIC = {"index.html": "text/html", "app.css": "text/css", "app.js": "text/javascript"}
+PREVIEW_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
+
+
+def preview_origins(styles: StyleCatalogue) -> list[str]:
+    """The https origins a style file's preview URLs point at (the only other places pictures may come from)."""
+    origins = set()
+    for group in styles.groups.values():
+        for style in group.styles.values():
+            url = preview_url(style.extra)
+            if url is not None and url.startswith("https://"):
+                parts = urlsplit(url)
+                origins.add(f"https://{parts.netloc}")
+    return sorted(origins)
+
+
+def content_security_policy(image_origins: Iterable[str] = ()) -> str:
+    """The policy of every answer under /app/."""
+    images = " ".join(["'self'", "blob:", *image_origins])
+    return "; ".join([
+        "default-src 'none'", f"script-src 'self' {TELEGRAM_SCRIPT}", "style-src 'self'", f"img-src {images}",
+        "connect-src 'self'", "base-uri 'none'", "form-action 'none'",
+        # Telegram's web clients show a Mini App in a frame of theirs; nobody else may frame it
+        "frame-ancestors https://web.telegram.org"])
+
+
+def _security_headers(policy: str) -> dict[str, str]:
+    return {"Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+
+
+def _page_file(name: str) -> bytes:
+    return resources.files("bot.http").joinpath("app", name).read_bytes()
+
+
+def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
+    """Serve the Mini App's page, previews and API in `web_app`, every answer under the policy."""
+    headers = _security_headers(content_security_policy(preview_origins(app.styles)))
+    files = {name: _page_file(name) for name in STATIC}  # read once: they are a few kilobytes
+
+    async def page(request: web.Request) -> web.Response:
+        name = request.match_info.get("name") or "index.html"
+        if name not in files:
+            raise web.HTTPNotFound()
+        # no-cache: a new version of the bot serves its new page at once
+        return web.Response(body=files[name], content_type=STATIC[name],
+                            charset="utf-8", headers={"Cache-Control": "no-cache"})
+
+    async def preview(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        kind = PREVIEW_TYPES.get(Path(name).suffix.lower())
+        path = app.previews / name if app.previews is not None and kind else None
+        if path is None or name.startswith(".") or not path.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(body=path.read_bytes(), content_type=kind, headers={"Cache-Control": "max-age=86400"})
+
+    @web.middleware
+    async def secured(request: web.Request,
+                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        ours = request.path.startswith(APP_PATH)
+        try:
+            response = await handler(request)
+        except web.HTTPException as error:  # a 404 under /app/ is under the policy too
+            if ours:
+                error.headers.update(headers)
+            raise
+        if ours:
+            response.headers.update(headers)
+        return response
+
+    async def to_page(request: web.Request) -> web.Response:
+        raise web.HTTPFound(APP_PATH)
+
+    web_app.middlewares.append(secured)
+    web_app.router.add_get("/app", to_page)
+    web_app.router.add_get(APP_PATH, page)
+    web_app.router.add_get(APP_PATH + "previews/{name}", preview)
+    add_api_routes(web_app, app)
+    web_app.router.add_get(APP_PATH + "{name}", page)

@@ -1,0 +1,1 @@
+"""A throwaway operation, added through the registry by test_adding_an_operation."""
