@@ -1,19 +1,19 @@
 """When to check a running task's status: callbacks first, else a steady pace that skips the hopeless early checks.
 
-With the service's callbacks trusted (configured, and hardly any lost), a task's first check comes late
-(`late_factor` × its typical duration) and its callback makes the check due at once; a task still
+With the service's callbacks trusted (configured, and none lost of late), a task's first check comes
+late (`late_factor` × its typical duration) and its callback makes the check due at once; a task still
 running then (or whose callback was lost) is checked again when it is as old again (at most
-`max_interval` later). Without callbacks, or while they go missing (more than `TOLERATED` of the last
-`TRUST_WINDOW` tasks that checks of this process found finished had no callback within `grace` seconds;
-a loss counts only while callbacks are trusted), checks start at `first_share` of the typical duration
-(earlier ones could hardly find anything), come every `pace` seconds (as often as the provider's own
-client; `sparse_factor` times that while most callbacks still come, as the checks then only find the
-tasks whose callback was lost) and, past `tail_after` × the typical duration, back off to `tail_share`
-of the task's age. The only thing learned is each operation's typical duration: the running median of
-its recent tasks, per input megapixel when the input's size is known (image work takes time in
-proportion to pixels); until one of its tasks has ended, checks keep the steady pace from the start.
-Every delay is multiplied by `time_scale` and every age divided by it, so a benchmark can run against
-a faster sandbox.
+`max_interval` later). Whether a callback came is read from the job's row (`callback_at`), so every
+replica counts the callbacks another one received. Without callbacks, or while they go missing (more
+than `tolerated` of the last `trust_window` tasks found finished within `memory` seconds had none),
+checks start at `first_share` of the typical duration (earlier ones could hardly find anything), come
+every `pace` seconds (as often as the provider's own client; `sparse_factor` times that while most
+callbacks still come, as the checks then only find the tasks whose callback was lost) and, past
+`tail_after` × the typical duration, back off to `tail_share` of the task's age. The only thing learned
+is each operation's typical duration: the running median of its recent tasks, per input megapixel when
+the input's size is known (image work takes time in proportion to pixels); until one of its tasks has
+ended, checks keep the steady pace from the start. Every delay is multiplied by `time_scale` and every
+age divided by it, so a benchmark can run against a faster sandbox.
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-#: callbacks are trusted while at most TOLERATED of this many last finished tasks went without one: a few
-#: lost cost those tasks a late notice, a tenth lost would cost the p95 delay
-TRUST_WINDOW = 40
-TOLERATED = 2
 _KEPT = 4096
 
 
@@ -42,22 +38,16 @@ class Schedule(Protocol):
         """Seconds until the next check of a task that has been running `age_seconds`."""
         ...
 
-    def finished(self, operation: str, seconds: float, input_pixels: int | None, *, task_id: str,
-                 announced: bool | None) -> None:
-        """A check found the task finished `seconds` after submission; `announced`: its check was moved early
-        (a callback, here or on another replica), False: it came as planned here, None: unknown."""
+    def finished(self, operation: str, seconds: float, input_pixels: int | None, *, heard: bool) -> None:
+        """A check found the task finished `seconds` after submission; `heard`: its callback came (to any replica)."""
         ...
 
     def heard(self, task_id: str) -> None:
-        """A callback for this task arrived."""
+        """A callback for this task arrived here."""
         ...
 
     def was_heard(self, task_id: str) -> bool:
-        """Whether a callback for this task came (a quick task may call back before it is stored)."""
-        ...
-
-    def heard_since(self, task_id: str, since: float) -> bool:
-        """Whether its callback came after `since` (monotonic): a check then in flight may have missed the end."""
+        """Whether a callback for this task came here (a quick task may call back before it is stored)."""
         ...
 
 
@@ -74,18 +64,22 @@ class PollSchedule:
     sparse_factor: float = 1.25
     max_interval: float = 60.0
     window: int = 50
-    #: a callback that comes this long after a check found its task finished still counts as heard
-    grace: float = 5.0
+    #: callbacks are trusted while at most `tolerated` of the last `trust_window` tasks found finished
+    #: within `memory` seconds had none: a tenth lost must switch to polling (a lost one waits for its
+    #: late check only while trusted), and trust must come back soon once callbacks arrive again
+    trust_window: int = 40
+    tolerated: int = 0
+    memory: float = 45.0
     time_scale: float = 1.0
     fixed_interval: float | None = None
     _samples: dict[tuple[str, bool], deque[float]] = field(default_factory=dict, repr=False)
     _guess: dict[str, float] = field(default_factory=dict, repr=False)
     _heard: OrderedDict[str, float] = field(default_factory=OrderedDict, repr=False)
-    #: tasks found finished with no callback yet -> when (monotonic)
-    _unheard: OrderedDict[str, float] = field(default_factory=OrderedDict, repr=False)
-    _announced: deque[bool] = field(default_factory=lambda: deque(maxlen=TRUST_WINDOW), repr=False)
+    #: (monotonic time, whether its callback came) of the last tasks found finished
+    _outcomes: deque[tuple[float, bool]] = field(default_factory=deque, repr=False)
 
     def __post_init__(self) -> None:
+        self._outcomes = deque(maxlen=self.trust_window)
         if self.time_scale <= 0 or (self.fixed_interval is not None and self.fixed_interval <= 0):
             raise ValueError("time_scale and a fixed poll interval must be positive")
 
@@ -114,9 +108,7 @@ class PollSchedule:
     @property
     def trusted(self) -> bool:
         """Whether checks wait for callbacks: configured, and hardly any went missing of late."""
-        self._count_missing(time.monotonic())
-        # not "once one came": a replica the service does not call back may never hear one itself
-        return self.callbacks and self._announced.count(False) <= TOLERATED
+        return self.callbacks and sum(not heard for heard in self._recent()) <= self.tolerated
 
     def first_delay(self, operation: str, typical_seconds: float, input_pixels: int | None = None) -> float:
         self._guess.setdefault(operation, typical_seconds)
@@ -142,16 +134,8 @@ class PollSchedule:
             return pace * self.time_scale
         return min(self.max_interval, max(pace, self.tail_share * age)) * self.time_scale
 
-    def finished(self, operation: str, seconds: float, input_pixels: int | None, *, task_id: str,
-                 announced: bool | None) -> None:
-        heard = self._heard.pop(task_id, None) is not None or bool(announced)
-        if heard:
-            self._announced.append(True)
-        elif announced is False and self.trusted:
-            # a loss counts only at a check that waited for the callback: one found by the steady pace may
-            # have called back another replica, and counting it would keep this one polling for good
-            self._unheard[task_id] = time.monotonic()
-            self._trim(self._unheard)
+    def finished(self, operation: str, seconds: float, input_pixels: int | None, *, heard: bool) -> None:
+        self._outcomes.append((time.monotonic(), heard))
         if self.fixed_interval is None:
             # a callback's check comes at the end; a scheduled one, on average half a pace after it
             ended = seconds / self.time_scale - (0.0 if heard else self.pace / 2)
@@ -160,30 +144,21 @@ class PollSchedule:
                 max(0.1, ended) / per)
 
     def heard(self, task_id: str) -> None:
-        if self._unheard.pop(task_id, None) is not None:
-            self._announced.append(True)  # it came just after a check had found the task finished
-            return
         self._heard[task_id] = time.monotonic()
-        self._trim(self._heard)
+        while len(self._heard) > _KEPT:
+            self._heard.popitem(last=False)
 
     def was_heard(self, task_id: str) -> bool:
         return task_id in self._heard
 
-    def heard_since(self, task_id: str, since: float) -> bool:
-        return self._heard.get(task_id, float("-inf")) >= since
-
-    def _count_missing(self, now: float) -> None:
-        while self._unheard and now - next(iter(self._unheard.values())) >= self.grace * self.time_scale:
-            self._unheard.popitem(last=False)
-            self._announced.append(False)
+    def _recent(self) -> list[bool]:
+        """Whether each task found finished in the last `memory` seconds had its callback."""
+        since = time.monotonic() - self.memory * self.time_scale
+        return [heard for at, heard in self._outcomes if at >= since]
 
     def _learnt(self, operation: str, input_pixels: int | None) -> bool:
         return (operation, bool(input_pixels)) in self._samples
 
     def _mostly_announced(self) -> bool:
-        return sum(self._announced) >= 0.8 * len(self._announced)
-
-    @staticmethod
-    def _trim(kept: OrderedDict[str, float]) -> None:
-        while len(kept) > _KEPT:
-            kept.popitem(last=False)
+        recent = self._recent()
+        return sum(recent) >= 0.8 * len(recent)

@@ -153,8 +153,6 @@ class Worker:
         self.metrics = metrics or Metrics()
         self._alarm = alarm
         self._polls: dict[int, int] = {}  # job id -> status checks so far (this process's)
-        #: job id -> when this process set its next status check (a callback may move it earlier)
-        self._planned: dict[int, datetime] = {}
         #: monotonic time the loop last turned (/readyz)
         self.last_turn = time.monotonic()
 
@@ -366,7 +364,7 @@ class Worker:
             self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
             input_pixels = max((image.width * image.height for image in images), default=None)
             first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
-            next_check = self._plan(job, min(now + timedelta(seconds=first), job.deadline_at))
+            next_check = min(now + timedelta(seconds=first), job.deadline_at)
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
                                next_check_at=next_check, lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
@@ -404,10 +402,6 @@ class Worker:
         operation = self._operations.get(job.operation)
         now = self._clock()
         self._polls[job.id] = self._polls.get(job.id, 0) + 1
-        planned = self._planned.pop(job.id, None)
-        # due earlier than this process set it: a callback (here or on another replica) moved it
-        announced = None if planned is None else job.next_check_at < planned - timedelta(milliseconds=1)
-        asked_at = time.monotonic()
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
@@ -430,10 +424,11 @@ class Worker:
             self.metrics.polls_per_task.observe(self._polls.pop(job.id, 1))
             self.metrics.service_seconds.labels(job.operation).observe(max(0.0, age))
         if task.state is TaskState.COMPLETED:
-            self.schedule.finished(job.operation, age, job.input_pixels, task_id=job.task_id, announced=announced)
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
                                      next_check_at=now)
             if job is not None:
+                # the row as written: a callback to any replica, even one during this check, is in it
+                self.schedule.finished(job.operation, age, job.input_pixels, heard=job.callback_at is not None)
                 await self._deliver_step(job)
         elif task.state is TaskState.FAILED:
             kind = FailureKind.CONTENT if task.nsfw else FailureKind.SERVICE_FAILED
@@ -441,14 +436,15 @@ class Worker:
         elif now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
-            if self.schedule.heard_since(job.task_id, asked_at):
-                delay = 0.0  # its callback came while this check was on its way: it has ended since
-            else:
-                delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
-            next_check = self._plan(job, min(now + timedelta(seconds=delay), job.deadline_at))
+            delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
+            next_check = min(now + timedelta(seconds=delay), job.deadline_at)
             shown = await self._show_progress(job, operation, age)
-            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
-                               **({"progress": shown} if shown is not None else {}))
+            called = job.callback_at
+            written = await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
+                                         **({"progress": shown} if shown is not None else {}))
+            if written is not None and written.callback_at != called and job.task_id is not None:
+                # its callback came (to any replica) while this check was on its way: the task has ended since
+                await self._check_stored_task_now(job.task_id)
 
     async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
         """Edit a slow job's status message when what it says changes (at the service; then every
@@ -528,14 +524,8 @@ class Worker:
         self.wake()
         return True
 
-    def _plan(self, job: JobRecord, next_check: datetime) -> datetime:
-        """Remember when this process set the job's next status check; returns it."""
-        self._planned[job.id] = next_check
-        return next_check
-
     def _finished(self, job: JobRecord, state: JobState) -> None:
         self._polls.pop(job.id, None)
-        self._planned.pop(job.id, None)
         self.metrics.jobs_finished.labels(job.operation, state.value).inc()
 
     def _service_outcome(self, call: str, error: BaseException | None) -> None:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.jobs.polling import TOLERATED, TRUST_WINDOW, PollSchedule
+from bot.jobs.polling import PollSchedule
 
 MP = 1_000_000
 
 
 def learnt(schedule: PollSchedule, seconds: float, pixels: int | None = MP, count: int = 9) -> PollSchedule:
     """The schedule after `count` tasks of "op" were announced by their callbacks after `seconds`."""
-    for index in range(count):
-        schedule.finished("op", seconds, pixels, task_id=f"learnt-{index}", announced=True)
+    for _ in range(count):
+        schedule.finished("op", seconds, pixels, heard=True)
     return schedule
 
 
@@ -40,13 +40,13 @@ def test_the_typical_duration_is_a_running_median_per_operation_and_megapixel():
     schedule.first_delay("op", 8.0)
     assert schedule.typical("op") == 8.0 and schedule.typical("op", 2 * MP) == 8.0
     for seconds in (100.0, 4.0, 5.0, 6.0, 7.0, 5.0):  # the outlier leaves the window and never moved the median
-        schedule.finished("op", seconds, 2 * MP, task_id=str(seconds), announced=True)
+        schedule.finished("op", seconds, 2 * MP, heard=True)
     assert schedule.typical("op", 2 * MP) == pytest.approx(5.0)
     assert schedule.typical("op", 4 * MP) == pytest.approx(10.0)  # twice the pixels, twice the time
     assert schedule.typical("other", 2 * MP) == 10.0
     # a task found by a scheduled check ended, on average, half a pace before it
     polled = PollSchedule()
-    polled.finished("op", 9.0, None, task_id="t", announced=None)
+    polled.finished("op", 9.0, None, heard=False)
     assert polled.typical("op") == pytest.approx(8.0)
 
 
@@ -57,45 +57,44 @@ def test_with_callbacks_the_first_check_comes_late_and_a_callback_makes_a_check_
     assert schedule.next_delay("op", 30.0, MP) == pytest.approx(30.0)  # late, or its callback lost: as long again
     schedule.heard("quick")
     assert schedule.was_heard("quick") and not schedule.was_heard("other")
-    assert schedule.heard_since("quick", 0.0) and not schedule.heard_since("quick", float("inf"))
 
 
-def test_lost_callbacks_return_to_polling_until_enough_callbacks_came():
-    schedule = learnt(PollSchedule(callbacks=True, grace=0.0), 10.0, count=20)
-    for index in range(TOLERATED + 1):  # scheduled checks found them finished; no callback came
-        assert schedule.trusted  # a few lost cost only their own tasks a late notice
-        schedule.finished("op", 12.0, MP, task_id=f"lost-{index}", announced=False)
+def test_lost_callbacks_switch_to_polling_and_trust_returns_once_they_leave_the_window():
+    schedule = learnt(PollSchedule(callbacks=True, trust_window=20, tolerated=1), 10.0, count=20)
+    for _ in range(2):  # checks found them finished; no callback had come to any replica
+        assert schedule.trusted  # one lost costs only its own task a late notice
+        schedule.finished("op", 12.0, MP, heard=False)
     assert not schedule.trusted
     assert schedule.first_delay("op", 8.0, MP) < 10.0
     assert schedule.next_delay("op", 10.0, MP) == 2.5  # most callbacks come: the checks for the lost ones are sparser
-    learnt(schedule, 10.0, count=TRUST_WINDOW - TOLERATED - 1)
+    learnt(schedule, 10.0, count=18)
     assert not schedule.trusted
-    learnt(schedule, 10.0, count=1)
+    learnt(schedule, 10.0, count=1)  # the first loss left the last 20 tasks
     assert schedule.trusted
 
 
-def test_a_callback_just_after_the_check_or_from_another_replica_counts_as_heard():
+def test_trust_returns_when_the_losses_are_older_than_the_memory(monkeypatch: pytest.MonkeyPatch):
+    now = [1000.0]
+    monkeypatch.setattr("bot.jobs.polling.time.monotonic", lambda: now[0])
+    schedule = PollSchedule(callbacks=True, memory=45.0, time_scale=0.1)
+    schedule.finished("op", 12.0, MP, heard=False)
+    assert not schedule.trusted  # a lossy phase switches to polling at its first loss
+    now[0] += 4.0
+    assert not schedule.trusted
+    now[0] += 1.0  # 45 s at this time scale: the loss is forgotten
+    assert schedule.trusted
+
+
+def test_a_callback_another_replica_received_counts_as_heard():
+    # the job's row says whether its callback came, whichever replica it came to
     schedule = learnt(PollSchedule(callbacks=True), 10.0)
-    schedule.finished("op", 12.0, MP, task_id="raced", announced=False)
-    schedule.heard("raced")  # within the grace
-    schedule.finished("op", 12.0, MP, task_id="elsewhere", announced=None)  # another replica's check: no evidence
+    for _ in range(40):
+        schedule.finished("op", 12.0, MP, heard=True)
     assert schedule.trusted
     other = PollSchedule(callbacks=True)
-    other.finished("op", 12.0, MP, task_id="elsewhere", announced=None)
+    other.finished("op", 12.0, MP, heard=True)
     # configured: trusted before any came here (the service may call back another replica only)
-    assert other.trusted and other.first_delay("op", 8.0, MP) == pytest.approx(33.0)
-
-
-def test_tasks_found_while_polling_do_not_count_as_lost():
-    # a replica polling at the steady pace may find a task another replica was called back for
-    schedule = PollSchedule(callbacks=True, grace=0.0)
-    for index in range(TOLERATED + 1):
-        schedule.finished("op", 12.0, MP, task_id=f"lost-{index}", announced=False)
-    assert not schedule.trusted
-    for index in range(TRUST_WINDOW):
-        schedule.finished("op", 12.0, MP, task_id=f"found-{index}", announced=False)
-    learnt(schedule, 10.0, count=TRUST_WINDOW - TOLERATED)
-    assert schedule.trusted
+    assert other.trusted and other.first_delay("op", 8.0, MP) == pytest.approx(36.0)
 
 
 def test_before_anything_is_learnt_checks_start_at_the_providers_pace():
