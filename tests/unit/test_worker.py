@@ -527,3 +527,25 @@ async def test_callbacks_stay_trusted_when_another_replica_heard_one_and_not_whe
         await here.tick()
         assert (await rig.job(job.id)).state is JobState.DELIVERED
     assert not schedule.trusted
+
+
+async def test_a_callback_to_another_replica_during_a_check_makes_the_next_check_due_now(rig: Rig):
+    there = rig.make_worker(WorkerConfig(owner="there"))
+    job = await rig.queue()
+    await rig.worker.tick()
+    running = await rig.job(job.id)
+    assert running.task_id is not None
+
+    async def called_back_elsewhere() -> None:
+        rig.service.on_query = None
+        await there.check_now(running.task_id)  # the task ended just after the service answered "running"
+
+    rig.service.on_query = called_back_elsewhere
+    rig.clock.now = running.next_check_at
+    await rig.worker.tick()
+    checked = await rig.job(job.id)
+    assert checked.state is JobState.RUNNING and checked.callback_at is not None
+    assert checked.next_check_at <= rig.clock()  # not the scheduled pace: the row says the callback came
+    rig.service.finish_all()
+    await rig.worker.tick()
+    assert (await rig.job(job.id)).state is JobState.DELIVERED
