@@ -32,6 +32,7 @@ from bench.perf.flood import run_flood
 from bench.perf.idle import run_idle
 from bench.perf.polling import run_polling
 from bench.perf.prep import run_prep, run_prep_flood
+from bench.perf.replica_callbacks import run_replica_callbacks
 from bench.perf.report import KEYS, figures_table, json_line, median_figures
 from bench.perf.throughput import SLOW_TASK_S, run_slow_calls, run_throughput
 from tests.harness import ROOT
@@ -217,6 +218,15 @@ async def run_replicas(sizes: Sizes, workdir: Path, pg_url: str | None, figures:
     figures["tg_429_r3"] = float(result.tg_429)
     say(f"  {result.rate_per_s:.1f} calls/s over {result.window_s:.1f} s of backlog ({result.calls_in_window} calls) = "
         f"{result.rate_ratio:.3f} of 30/s; 429s: {result.tg_429}; all {result.jobs} delivered in {result.total_s:.0f} s")
+    lossy, tasks = max(2, sizes.poll_tasks // 7), max(4, sizes.poll_tasks // 3)
+    say(f"replicas: service callbacks with 3 replicas on PostgreSQL (one called back), {lossy} tasks losing "
+        f"a tenth of the callbacks, then {tasks} losing none; polling's durations, time scale {sizes.poll_scale}")
+    async with fresh_database(pg_url) as url:
+        called = await run_replica_callbacks(workdir / "replicas-callbacks", url, lossy_tasks=lossy, tasks=tasks,
+                                             scale=sizes.poll_scale, arrivals_per_s=sizes.poll_arrivals_per_s)
+    figures["polls_per_task_cb_r3"] = called.polls_per_task
+    say(f"  {called.lost} of {called.first_tasks} callbacks lost first; then {called.polls_per_task:.2f} checks per "
+        f"task, lag p95 {called.lag_p95_s:.2f} s over {called.tasks} tasks")
 
 
 async def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,6 @@ from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
-from bot.jobs.callbacks import CallbackSchedule
 from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.languages import LanguageChoices
@@ -178,17 +177,15 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
                                     stored=stored, media=media)
             callback_path = service_callback_path(settings)
-            schedule: PollSchedule | CallbackSchedule = PollSchedule.for_policy(
-                settings.poll_policy, time_scale=settings.poll_time_scale)
-            if callback_path is not None:
-                schedule = CallbackSchedule(schedule)
+            schedule = PollSchedule.for_policy(settings.poll_policy, time_scale=settings.poll_time_scale,
+                                               callbacks=callback_path is not None)
             alarm = (ServiceAlarm(admin_alarm(application, settings.bot_admins), shared=deps.conversations)
                      if settings.bot_admins else None)
             worker = Worker(sessions, service.client, notifier, catalogue,
                             handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
                             fetcher=service.fetcher,
                             config=worker_config(settings, shutdown_grace=grace),
-                            schedule=schedule, metrics=metrics, alarm=alarm)  # type: ignore[arg-type]
+                            schedule=schedule, metrics=metrics, alarm=alarm)
             shared = engine.dialect.name == "postgresql"
             heartbeat = Heartbeat(sessions, replica=replica_id(worker_id(settings)),
                                   limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,

@@ -124,15 +124,17 @@ class OkCounter:
 
 
 @contextlib.asynccontextmanager
-async def running_replicas(env: dict[str, str], workdir: Path, telegram: FakeTelegram,
-                           count: int) -> AsyncIterator[list[BotProcess]]:
+async def running_replicas(env: dict[str, str], workdir: Path, telegram: FakeTelegram, count: int,
+                           first: dict[str, str] | None = None) -> AsyncIterator[list[BotProcess]]:
     """`count` bot processes on one database (one polls, the others wait for its lock), each with its own
-    worker id and directory; one alone is `running_process` in `workdir` itself."""
+    worker id and directory, the first with the `first` settings too; one alone is `running_process` in
+    `workdir` itself."""
     if count == 1:
-        async with running_process(env, workdir, telegram) as bot:
+        async with running_process({**env, **(first or {})}, workdir, telegram) as bot:
             yield [bot]
         return
-    bots = [BotProcess({**env, "WORKER_ID": f"{env.get('WORKER_ID', WORKER_ID)}-{number}"}, workdir / f"r{number}",
+    bots = [BotProcess({**env, **(first or {} if number == 0 else {}),
+                        "WORKER_ID": f"{env.get('WORKER_ID', WORKER_ID)}-{number}"}, workdir / f"r{number}",
                        telegram) for number in range(count)]
     try:
         await bots[0].start()

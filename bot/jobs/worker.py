@@ -31,13 +31,14 @@ from bot.jobs.failures import (
     GiveUp,
     Outcome,
     Retry,
+    backoff,
     classify,
     failure_of,
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
-from bot.jobs.polling import PollSchedule
+from bot.jobs.polling import PollSchedule, Schedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
 from bot.metrics import Metrics
@@ -130,7 +131,7 @@ class Worker:
 
     def __init__(self, sessions: Sessions, client: AiartClient, notifier: Notifier,
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
-                 config: WorkerConfig, schedule: PollSchedule | None = None,
+                 config: WorkerConfig, schedule: Schedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,
                  metrics: Metrics | None = None, alarm: ServiceAlarm | None = None) -> None:
         self._sessions = sessions
@@ -141,7 +142,7 @@ class Worker:
         self._handoff = handoff
         self._fetcher = fetcher
         self.config = config
-        self.schedule = schedule or PollSchedule()
+        self.schedule: Schedule = schedule or PollSchedule()
         self._clock = clock
         self._rng = rng or random.Random()
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
@@ -363,12 +364,11 @@ class Worker:
             self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
             input_pixels = max((image.width * image.height for image in images), default=None)
             first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
+            next_check = min(now + timedelta(seconds=first), job.deadline_at)
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
-                               next_check_at=min(now + timedelta(seconds=first), job.deadline_at),
-                               lease_owner=None, lease_until=None)
+                               next_check_at=next_check, lease_owner=None, lease_until=None)
             log.info("job %s: submitted %s as task %s", job.id, operation.name, task_id)
-            was_heard = getattr(self.schedule, "was_heard", None)
-            if was_heard is not None and was_heard(task_id):
+            if self.schedule.was_heard(task_id):
                 # the task ended and called back before it was stored as running: check it now
                 await self._check_stored_task_now(task_id)
 
@@ -385,7 +385,7 @@ class Worker:
             return
         age = (self._clock() - job.created_at).total_seconds()
         round_ = max(job.attempts, 1 + int(age // UNCOUNTED_BACKOFF_STEP_S))
-        delay = PollSchedule.backoff(round_, retry_after=retry_after, rng=self._rng)
+        delay = backoff(round_, retry_after=retry_after, rng=self._rng)
         log.warning("job %s: submission failed (%s); trying again in %.1fs", job.id, why, delay)
         attempts = job.attempts if counted else job.attempts - 1
         await self._reschedule(job, delay, state=JobState.QUEUED, attempts=attempts)
@@ -402,7 +402,6 @@ class Worker:
         operation = self._operations.get(job.operation)
         now = self._clock()
         self._polls[job.id] = self._polls.get(job.id, 0) + 1
-        asked_at = time.monotonic()
         try:
             async with self._service_slots:
                 task = await self._client.get_task(job.task_id, retry=self.config.poll_retry)
@@ -414,7 +413,7 @@ class Worker:
             elif now >= job.deadline_at:
                 await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
             else:
-                delay = PollSchedule.backoff(2, retry_after=retry_after_of(error), rng=self._rng)
+                delay = backoff(2, retry_after=retry_after_of(error), rng=self._rng)
                 log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
                 await self._reschedule(job, delay)
             return
@@ -425,10 +424,11 @@ class Worker:
             self.metrics.polls_per_task.observe(self._polls.pop(job.id, 1))
             self.metrics.service_seconds.labels(job.operation).observe(max(0.0, age))
         if task.state is TaskState.COMPLETED:
-            self.schedule.record(job.operation, age, job.input_pixels, task_id=job.task_id)
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
                                      next_check_at=now)
             if job is not None:
+                # the row as written: a callback to any replica, even one during this check, is in it
+                self.schedule.finished(job.operation, age, job.input_pixels, heard=job.callback_at is not None)
                 await self._deliver_step(job)
         elif task.state is TaskState.FAILED:
             kind = FailureKind.CONTENT if task.nsfw else FailureKind.SERVICE_FAILED
@@ -436,15 +436,15 @@ class Worker:
         elif now >= job.deadline_at:
             await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
         else:
-            heard_since = getattr(self.schedule, "heard_since", None)
-            if heard_since is not None and heard_since(job.task_id, asked_at):
-                delay = 0.0  # its callback came while this check was on its way: it has ended since
-            else:
-                delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
+            delay = self.schedule.next_delay(job.operation, age, job.input_pixels)
             next_check = min(now + timedelta(seconds=delay), job.deadline_at)
             shown = await self._show_progress(job, operation, age)
-            await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
-                               **({"progress": shown} if shown is not None else {}))
+            called = job.callback_at
+            written = await self._update(job, next_check_at=next_check, lease_owner=None, lease_until=None,
+                                         **({"progress": shown} if shown is not None else {}))
+            if written is not None and written.callback_at != called and job.task_id is not None:
+                # its callback came (to any replica) while this check was on its way: the task has ended since
+                await self._check_stored_task_now(job.task_id)
 
     async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
         """Edit a slow job's status message when what it says changes (at the service; then every
@@ -504,7 +504,7 @@ class Worker:
         if isinstance(outcome, Retry):
             retry_after = retry_after_of(error)
             await self._reschedule(job, retry_after if retry_after is not None
-                                   else PollSchedule.backoff(2, rng=self._rng))
+                                   else backoff(2, rng=self._rng))
         else:
             log.warning("job %s: delivery failed for good: %s", job.id, error)
             await self._finish_failed(job, operation, failure_of(error, outcome))
@@ -513,9 +513,7 @@ class Worker:
 
     async def check_now(self, task_id: str) -> bool:
         """A service callback named this task: make its running job's next status check due now."""
-        heard = getattr(self.schedule, "heard", None)
-        if heard is not None:
-            heard(task_id)
+        self.schedule.heard(task_id)
         return await self._check_stored_task_now(task_id)
 
     async def _check_stored_task_now(self, task_id: str) -> bool:

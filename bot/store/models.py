@@ -138,6 +138,8 @@ class Job(Base):
     credits: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: the inline message (inline mode) that shows the job and is edited into its result; None: a chat job
     inline_message_id: Mapped[str | None] = mapped_column(String(255))
+    #: when the service's callback for its task arrived (any replica's poll rule counts it heard or lost)
+    callback_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class Chat(Base):

@@ -90,6 +90,8 @@ class JobRecord:
     credits: int = 0
     #: the inline message (inline mode) that shows the job and is edited into its result; None: a chat job
     inline_message_id: str | None = None
+    #: when the service's callback for its task arrived (None: none came yet)
+    callback_at: datetime | None = None
 
     @property
     def is_final(self) -> bool:

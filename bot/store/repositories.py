@@ -303,12 +303,13 @@ class JobRepository:
         return [_to_record(row._mapping) for row in result]
 
     async def check_now(self, task_id: str, *, now: datetime) -> int | None:
-        """Make the next status check of the running job with this service task due now; its id, or None."""
+        """Record a callback for this service task on its running job and make the job's next status check
+        due now (if it was later); the job's id, or None when no running job has the task."""
         result = await self._session.execute(
             update(jobs_table)
-            .where(jobs_table.c.task_id == task_id, jobs_table.c.state == JobState.RUNNING,
-                   jobs_table.c.next_check_at > now)
-            .values(next_check_at=now)
+            .where(jobs_table.c.task_id == task_id, jobs_table.c.state == JobState.RUNNING)
+            .values(callback_at=now, next_check_at=case((jobs_table.c.next_check_at > now, now),
+                                                        else_=jobs_table.c.next_check_at))
             .returning(jobs_table.c.id)
         )
         row = result.first()

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.aiart import AiartClient, RetryPolicy
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.notifier import DeliveryError, Failure, FailureKind, ResultFile
+from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard
 from bot.jobs.service import JobRequest, JobService
 from bot.jobs.worker import Worker, WorkerConfig
@@ -502,3 +503,49 @@ async def test_a_refused_request_is_kept_as_a_refused_failure_that_the_worker_le
     assert not refused.failure_untold
     assert await rig.worker.tick() == 0
     assert rig.chat.failures == []  # the chat side already told the user
+
+
+async def test_callbacks_stay_trusted_when_another_replica_heard_one_and_not_when_none_came(rig: Rig):
+    here, there = rig.make_worker(WorkerConfig(owner="here")), rig.make_worker(WorkerConfig(owner="there"))
+    here.schedule = schedule = PollSchedule(callbacks=True)
+    for _ in range(schedule.tolerated + 1):
+        job = await rig.queue()
+        await here.tick()
+        running = await rig.job(job.id)
+        assert running.next_check_at >= rig.clock() + timedelta(seconds=1)  # callbacks first: the first check waits
+        rig.service.finish_all()
+        assert await there.check_now(running.task_id)  # the service called the other replica back
+        await here.tick()
+        assert (await rig.job(job.id)).state is JobState.DELIVERED
+    assert schedule.trusted  # each job's row says its callback came, to whichever replica
+
+    for _ in range(schedule.tolerated + 1):
+        job = await rig.queue()
+        await here.tick()
+        rig.service.finish_all()
+        rig.clock.now = (await rig.job(job.id)).next_check_at  # no callback: the late check finds the task finished
+        await here.tick()
+        assert (await rig.job(job.id)).state is JobState.DELIVERED
+    assert not schedule.trusted
+
+
+async def test_a_callback_to_another_replica_during_a_check_makes_the_next_check_due_now(rig: Rig):
+    there = rig.make_worker(WorkerConfig(owner="there"))
+    job = await rig.queue()
+    await rig.worker.tick()
+    running = await rig.job(job.id)
+    assert running.task_id is not None
+
+    async def called_back_elsewhere() -> None:
+        rig.service.on_query = None
+        await there.check_now(running.task_id)  # the task ended just after the service answered "running"
+
+    rig.service.on_query = called_back_elsewhere
+    rig.clock.now = running.next_check_at
+    await rig.worker.tick()
+    checked = await rig.job(job.id)
+    assert checked.state is JobState.RUNNING and checked.callback_at is not None
+    assert checked.next_check_at <= rig.clock()  # not the scheduled pace: the row says the callback came
+    rig.service.finish_all()
+    await rig.worker.tick()
+    assert (await rig.job(job.id)).state is JobState.DELIVERED
