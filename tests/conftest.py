@@ -1,8 +1,9 @@
-"""Database fixtures: every test gets an empty SQLite file and, when configured, an empty PostgreSQL schema.
+"""Session start-up and database fixtures: every test gets an empty SQLite file and an empty PostgreSQL schema.
 
-PostgreSQL tests run on the server named by TEST_POSTGRES_URL (CONTRIBUTING.md: a throwaway container or
-a cluster of its own; CI starts one with .ci/postgres.sh). Without it they are skipped on a developer's
-machine and fail under CI, so CI can never pass by silently testing SQLite alone.
+When the session starts, tests/harness/provision.py finds or installs what the tests need: a browser, and a
+PostgreSQL server (the one TEST_POSTGRES_URL names, else a throwaway cluster of the suite's own). What a machine
+lacks and cannot install (no root) skips the tests that need it, with one line at the end saying what to install;
+under CI those tests fail instead, so CI can never pass by skipping them.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import create_engine, migrate
 from tests.harness.browser import Browser, running_browser
+from tests.harness.provision import POSTGRES_URL_ENV, Provisioned, ProvisionError, provision
 
-POSTGRES_URL_ENV = "TEST_POSTGRES_URL"
+_PROVISIONED = pytest.StashKey[Provisioned]()
+#: how a skipped test's reason starts when the machine lacks what it needs (counted for the closing line)
+LACKS = "this machine lacks "
 
 
 def running_under_ci() -> bool:
@@ -32,24 +36,48 @@ def running_under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def require_postgres_url() -> str:
-    """The PostgreSQL test URL; fails the test under CI and skips it elsewhere when unset."""
-    url = os.environ.get(POSTGRES_URL_ENV, "").strip()
-    if url:
-        return url
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Provide the browser and PostgreSQL before any test runs (and, under xdist, before the workers start)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    try:
+        result = provision(os.environ, say=lambda line: reporter and reporter.write_line(f"provision: {line}"))
+    except ProvisionError as error:
+        pytest.exit(f"could not provide what the tests need: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+    os.environ.update(result.env)  # xdist's workers, started after this, inherit them
+    session.config.stash[_PROVISIONED] = result
+
+
+def require(config: pytest.Config, need: str) -> None:
+    """Skip (fail under CI) a test that needs what this machine lacks: "browser" or "postgres"."""
+    advice = config.stash[_PROVISIONED].missing.get(need)
+    if advice is None:
+        return
     if running_under_ci():
-        pytest.fail(
-            f"{POSTGRES_URL_ENV} is not set but CI is: PostgreSQL tests must run in CI. "
-            "Start a server as CONTRIBUTING.md shows, or on a CI machine with `.ci/postgres.sh`.",
-            pytrace=False,
-        )
-    pytest.skip(f"PostgreSQL tests need {POSTGRES_URL_ENV} (see CONTRIBUTING.md)")
+        pytest.fail(f"CI is set but {LACKS}{advice}", pytrace=False)
+    pytest.skip(f"{LACKS}{advice}")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Apply the fail-under-CI/skip-elsewhere rule to every test marked `postgres`."""
+    """Apply `require` to every test marked `postgres` and every test that asks for the browser."""
     if item.get_closest_marker("postgres") is not None:
-        require_postgres_url()
+        require(item.config, "postgres")
+    if "browser" in getattr(item, "fixturenames", ()):
+        require(item.config, "browser")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """One line saying what to install, instead of a line per test it kept from running."""
+    skipped = [report for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple) and LACKS in str(report.longrepr[2])]
+    result = config.stash.get(_PROVISIONED, None)
+    if skipped and result is not None:
+        terminalreporter.write_line(f"{len(skipped)} tests skipped: {LACKS}{result.summary()}", yellow=True,
+                                    bold=True)
+
+
+def require_postgres_url() -> str:
+    """The PostgreSQL test URL (set by then: `require` has skipped the tests that would need it otherwise)."""
+    return os.environ[POSTGRES_URL_ENV]
 
 
 # Ends this role's other connections to a database (autovacuum gives way to DDL by itself).
