@@ -36,11 +36,21 @@ def running_under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--no-install", action="store_true",
+                     help="install nothing even as root: skip what needs a missing browser or PostgreSQL")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Provide the browser and PostgreSQL before any test runs (and, under xdist, before the workers start)."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"provision: {line}")
+
     try:
-        result = provision(os.environ, say=lambda line: reporter and reporter.write_line(f"provision: {line}"))
+        result = provision(os.environ, install=not session.config.getoption("no_install"), say=say)
     except ProvisionError as error:
         pytest.exit(f"could not provide what the tests need: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     os.environ.update(result.env)  # xdist's workers, started after this, inherit them
