@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bring up a local PostgreSQL for the test suite on a throwaway CI machine (run as root; safe to run again).
+# Bring up a local PostgreSQL for the benchmark (bench/run.py) on a throwaway machine (run as root; safe to run
+# again). The test suite makes a cluster of its own instead (tests/harness/provision.py).
 # NOT for a developer's machine: it turns fsync, synchronous_commit and full_page_writes off on the machine's
 # first cluster, which may hold real data. CONTRIBUTING.md shows a throwaway container or a cluster of its own.
 # Installs the server if missing, starts the cluster, creates role `bot` (password `bot`, may create
