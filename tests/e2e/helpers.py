@@ -38,6 +38,12 @@ async def wait_text(telegram: FakeTelegram, chat_id: int, fragment: str, timeout
     return next(t for t in texts(telegram, chat_id) if fragment in t)
 
 
+async def wait_handled(telegram: FakeTelegram, timeout: float = 20) -> None:
+    """Wait until the bot has handled every update sent so far: long polling confirms an update (the next
+    getUpdates' offset) only once its handlers have run, so a reply it has not sent by then never comes."""
+    await telegram.wait_for(lambda: telegram.pending_updates == 0, timeout)
+
+
 def acknowledged(telegram: FakeTelegram, chat_id: int, message_id: int) -> bool:
     """Whether the bot acknowledged a request: a reaction on the user's message, or a "queued" status message."""
     stored = telegram._state.message(chat_id, message_id)

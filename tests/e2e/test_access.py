@@ -3,7 +3,6 @@ and one chat's flood not holding up another chat's results."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -15,13 +14,12 @@ from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import media, texts, wait_acknowledged, wait_media, wait_text
+from tests.e2e.helpers import media, settled, texts, wait_acknowledged, wait_handled, wait_media, wait_text
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, TgFaults, User, private_chat
 
 CAROL = User(1003, "Carol", username="carol")  # on the allowlist
 DAVE = User(1004, "Dave", username="dave")  # a stranger
-QUIET_WAIT = 1.5  # seconds a test waits to be sure something does not happen
 
 
 async def jobs_of(settings, user_id: int) -> list[tuple[str, str]]:
@@ -77,7 +75,7 @@ async def test_a_stranger_in_a_group_gets_no_reply_while_an_allowed_member_is_se
         telegram.user_sends(group_chat, DAVE, text="/help@aiart_test_bot")
         telegram.user_sends(group_chat, CAROL, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
         [result] = await wait_media(telegram, group_chat.id)
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)
         assert replies_to(telegram, group_chat.id, stranger["message_id"]) == []
         assert [m.reply_to_message_id for m in media(telegram, group_chat.id)] == [result.reply_to_message_id]
         assert not any("Commands:" in text for text in texts(telegram, group_chat.id))
@@ -113,7 +111,7 @@ async def test_a_strangers_button_press_is_refused_and_the_owners_works(settings
         await telegram.wait_for(lambda: query in telegram.callback_answers)
         answer = telegram.callback_answers[query]
         assert answer.get("text") == bot_texts.NOT_ALLOWED and answer.get("show_alert") is True
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)
         assert media(telegram, group_chat.id) == [] and await jobs_of(settings, DAVE.id) == []
         telegram.user_presses(group_chat, CAROL, picker.message_id, "st:imagine:cartoon")
         [result] = await wait_media(telegram, group_chat.id)
@@ -136,9 +134,13 @@ async def test_a_job_beyond_the_limit_at_once_is_refused_until_one_ends(settings
         refusal = await wait_text(telegram, bob.id, "in progress")
         assert refusal == "You already have 3 jobs in progress. Wait for one to finish, or /cancel them."
         await telegram.wait_for(lambda: len(sandbox.tasks) == 3)
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)  # every request handled: three jobs, and no fourth to submit later
+
+        async def states() -> list[str]:
+            return sorted(state for _, state in await jobs_of(settings, BOB.id))
+
+        assert await settled(states, ["running"] * 3) == ["running"] * 3
         assert len(sandbox.tasks) == 3
-        assert sorted(state for _, state in await jobs_of(settings, BOB.id)) == ["running"] * 3
         telegram.user_sends(bob, BOB, text="/cancel")
         await wait_text(telegram, bob.id, "Cancelled 3 jobs")
         telegram.user_sends(bob, BOB, photo=samples.jpeg(120, 80), caption="/colorize")
@@ -217,7 +219,7 @@ async def test_a_refused_button_press_stops_even_when_answering_it_fails(setting
         if failure == "query too old":
             del telegram._state.callback_queries[query]  # Telegram forgets a query after a while
         await telegram.wait_for(lambda: any(call.method == "answerCallbackQuery" for call in telegram.calls))
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)
         assert not any(call.ok for call in telegram.calls if call.method == "answerCallbackQuery")
         assert media(telegram, dave.id) == [] and await jobs_of(settings, DAVE.id) == []
         assert telegram.file_downloads == 0
@@ -235,8 +237,7 @@ async def test_a_refused_user_who_floods_is_told_once(settings, telegram):
         await wait_text(telegram, dave.id, "private")
         telegram.user_sends(private_chat(CAROL), CAROL, text="/help")
         await wait_text(telegram, CAROL.id, "Commands:")
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)
         assert texts(telegram, dave.id) == [bot_texts.NOT_ALLOWED]
-        assert telegram.pending_updates == 0
     finally:
         await running.stop()

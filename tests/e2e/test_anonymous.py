@@ -7,14 +7,21 @@ None of them gets a free allowance: the group's pool pays, each counted as one m
 
 from __future__ import annotations
 
-import asyncio
-
 from sqlalchemy import select
 
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.e2e.conftest import RunningBot
-from tests.e2e.helpers import fill_pool, generation_posts, media, settled, texts, wait_media, wait_text
+from tests.e2e.helpers import (
+    fill_pool,
+    generation_posts,
+    media,
+    settled,
+    texts,
+    wait_handled,
+    wait_media,
+    wait_text,
+)
 from tests.fakes import samples
 from tests.fakes.telegram import channel, group
 from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anonymous_admin_sends, channel_sends
@@ -22,7 +29,6 @@ from tests.fakes.telegram_anonymous import ANONYMOUS_ADMIN, CHANNEL_SENDER, anon
 GROUP = group(-100700, "Darkroom")
 NEWS = channel(-100801, "News")
 PHOTOS = channel(-100802, "Photos")
-QUIET_WAIT = 1.5
 
 
 async def jobs_by_sender(settings) -> dict[int, list[tuple[str, str]]]:
@@ -75,7 +81,7 @@ async def test_one_sender_chat_cannot_finish_anothers_face_swap(settings, telegr
         # the same shared `from` user, another sender chat: not the face swap's second photo
         channel_sends(telegram, GROUP, PHOTOS, photo=samples.jpeg(200, 200))
         anonymous_admin_sends(telegram, GROUP, photo=samples.jpeg(200, 200))
-        await asyncio.sleep(QUIET_WAIT)
+        await wait_handled(telegram)
         assert media(telegram, GROUP.id) == [] and await jobs_by_sender(settings) == {}
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(200, 200))
         await wait_media(telegram, GROUP.id)
@@ -111,7 +117,8 @@ async def test_an_allowlist_of_users_does_not_let_the_shared_anonymous_user_in(s
         channel_sends(telegram, GROUP, PHOTOS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
         channel_sends(telegram, GROUP, NEWS, photo=samples.jpeg(120, 80), caption="/upscale@aiart_test_bot 2")
         await wait_media(telegram, GROUP.id)
-        await asyncio.sleep(QUIET_WAIT)
-        assert await jobs_by_sender(settings) == {NEWS.id: [("upscale", "delivered")]}
+        await wait_handled(telegram)  # the refused sender's job, had it been made, would have its row by now
+        theirs = {NEWS.id: [("upscale", "delivered")]}
+        assert await settled(lambda: jobs_by_sender(settings), theirs) == theirs
     finally:
         await running.stop()

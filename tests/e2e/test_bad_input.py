@@ -29,7 +29,7 @@ from bot.store import FINAL_STATES, create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import pending
 from tests.e2e.conftest import ALICE, BOB, size_of
-from tests.e2e.helpers import media, wait_media
+from tests.e2e.helpers import media, wait_handled, wait_media
 from tests.fakes import samples
 from tests.fakes.telegram import Chat, FakeTelegram, User, channel, group, private_chat
 
@@ -337,14 +337,12 @@ CASES = [
 async def test_bad_input_gets_a_clear_reply_and_no_unfinished_job(case: Case, bot, telegram, settings):
     chat, user = WHERE[case.where]
     sent = case.act(telegram, chat, user)
-    if case.reply is None:
-        await asyncio.sleep(1.0)  # the bot answers within milliseconds when it answers at all
-        assert bot_texts(telegram, chat.id) == []
-    else:
+    if case.reply is not None:
         answer = await reply_to(telegram, chat.id, sent["message_id"], case.reply)
         assert len(answer) <= 400  # short
-    if not case.rows:
-        await asyncio.sleep(0.2)  # a row, if the bot wrongly wrote one, would follow its reply
+    await wait_handled(telegram)  # a reply or a row, if the bot wrongly made one, is there by now
+    if case.reply is None:
+        assert bot_texts(telegram, chat.id) == []
     assert media(telegram, chat.id) == []
     assert row_summary(await settled_rows(settings, len(case.rows))) == list(case.rows)
     assert_tidy(telegram, chat.id)
@@ -502,9 +500,9 @@ async def test_a_double_tap_on_a_menu_makes_one_job(bot, telegram, settings):
     assert len(refused) == 1 and refused[0]["show_alert"]
     [result] = await wait_media(telegram, ALICE_CHAT.id)
     assert size_of(result.media) == (240, 180)
-    await asyncio.sleep(0.5)
-    assert len(media(telegram, ALICE_CHAT.id)) == 1
+    # both presses are answered, so handled: one job, delivered once, and nothing left to deliver
     assert row_summary(await settled_rows(settings, 1)) == ["upscale:delivered:"]
+    assert len(media(telegram, ALICE_CHAT.id)) == 1
 
 
 async def test_forged_button_argument_is_refused(bot, telegram, settings):
@@ -530,7 +528,7 @@ async def test_edited_caption_fixing_a_typo_asks_for_a_new_message(bot, telegram
     await reply_to(telegram, ALICE_CHAT.id, sent["message_id"], "must be 2 or 4")
     telegram.user_edits(ALICE_CHAT, ALICE, sent["message_id"], caption="/upscale 2")
     await reply_to(telegram, ALICE_CHAT.id, sent["message_id"], "Send the command again as a new message")
-    await asyncio.sleep(0.3)
+    await wait_handled(telegram)
     assert media(telegram, ALICE_CHAT.id) == []
     assert row_summary(await settled_rows(settings, 1)) == [f"upscale:{REFUSED}"]
 

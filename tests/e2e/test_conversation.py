@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
-from tests.e2e.helpers import job_states, media, settled, texts, wait_media, wait_text
+from tests.e2e.helpers import job_states, media, settled, texts, wait_handled, wait_media, wait_text
 from tests.fakes import samples
 
 
@@ -55,13 +55,14 @@ async def test_command_replying_to_a_photo(bot, telegram, alice_chat):
     assert size_of(result.media) == (160, 110)
 
 
-async def test_group_chat_with_addressed_command(bot, telegram, group_chat):
+async def test_group_chat_with_addressed_command(bot, telegram, group_chat, settings):
     telegram.user_sends(group_chat, BOB, photo=samples.jpeg(100, 80))  # no menu spam in groups
     telegram.user_sends(group_chat, BOB, photo=samples.jpeg(100, 80), caption="/upscale@aiart_test_bot 2")
     telegram.user_sends(group_chat, BOB, photo=samples.jpeg(100, 80), caption="/upscale@some_other_bot 2")
     [result] = await wait_media(telegram, group_chat.id)
     assert size_of(result.media) == (200, 160)
-    await asyncio.sleep(1.0)
+    await wait_handled(telegram)  # the photo and the other bot's command made no job: one row, delivered once
+    assert await settled(lambda: job_states(settings), [("upscale", "delivered")]) == [("upscale", "delivered")]
     assert len(media(telegram, group_chat.id)) == 1
     assert not any("What should I do" in t for t in texts(telegram, group_chat.id))
 
