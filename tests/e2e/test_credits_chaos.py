@@ -8,10 +8,12 @@ import random
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
 from bot.credits import audit
-from bot.store import create_engine, session_factory
+from bot.store import ACTIVE_STATES, create_engine, session_factory
+from bot.store.models import Job
+from tests.e2e.helpers import settled
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import User, private_chat
@@ -33,6 +35,16 @@ async def ledger_state(database: str) -> tuple[list[str], dict[int, int]]:
     finally:
         await engine.dispose()
     return problems, {int(owner): int(total) for owner, total in rows}
+
+
+async def unfinished_jobs(database: str) -> int:
+    """How many jobs have not ended yet (a job is charged or refunded as it ends)."""
+    engine = create_engine(database)
+    try:
+        async with session_factory(engine)() as session:
+            return await session.scalar(select(func.count()).select_from(Job).where(Job.state.in_(ACTIVE_STATES))) or 0
+    finally:
+        await engine.dispose()
 
 
 async def invoice_for(telegram: FakeTelegram, bot: BotProcess, user: User) -> int:
@@ -74,7 +86,7 @@ async def test_kills_during_purchases_and_paid_jobs_leave_the_books_right(tmp_pa
                     telegram.payments.redeliver(charge_id)
                 await bot.start()
             await wait_until(lambda: telegram.pending_updates == 0, 60, "every update taken", bot)
-            await asyncio.sleep(3.0)  # the last jobs settle
+            assert await settled(lambda: unfinished_jobs(database), 0, timeout=60) == 0, bot.log_tail()
         finally:
             await bot.close()
     problems, bought = await ledger_state(database)
