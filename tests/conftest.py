@@ -81,8 +81,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                if isinstance(report.longrepr, tuple) and LACKS in str(report.longrepr[2])]
     result = config.stash.get(_PROVISIONED, None)
     if skipped and result is not None:
-        terminalreporter.write_line(f"{len(skipped)} tests skipped: {LACKS}{result.summary()}", yellow=True,
-                                    bold=True)
+        terminalreporter.write_line(f"{len(skipped)} skipped, as {LACKS}{result.summary()}", yellow=True, bold=True)
 
 
 def require_postgres_url() -> str:
