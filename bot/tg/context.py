@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
+from bot.clock import utcnow
 from bot.credits import CreditService
 from bot.i18n import DEFAULT_LANGUAGE, language_of
 from bot.jobs.conversations import Conversations
@@ -64,7 +65,7 @@ class Deps:
     credits: CreditService | None = None
     #: the /language choices (None: everyone gets their Telegram app's language)
     languages: LanguageChoices | None = None
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    clock: Callable[[], datetime] = utcnow
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
     conversations: Conversations | None = None
     #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)

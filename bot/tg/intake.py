@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -18,7 +18,7 @@ from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
 from bot.tg.context import is_payment, never_dropped, update_sender_id
 from bot.tg.notifier import retry_seconds
-from bot.waiting import ON_WAIT
+from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
 
@@ -48,44 +48,6 @@ class _Lane:
 
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     in_flight: int = 0
-
-
-class _Slot:
-    """One handler slot of the shared semaphore, which a handler gives back while it waits on a chat's flood limit."""
-
-    def __init__(self, slots: asyncio.Semaphore, detach: Callable[[], None]) -> None:
-        self._slots = slots
-        self._detach = detach
-        self._held = False
-        self._owner: asyncio.Task[object] | None = None
-
-    async def __aenter__(self) -> None:
-        await self._slots.acquire()
-        self._held = True
-        self._owner = asyncio.current_task()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._give_back()
-
-    def _give_back(self) -> None:
-        if self._held:
-            self._held = False
-            self._slots.release()
-
-    @contextlib.asynccontextmanager
-    async def waiting(self) -> AsyncIterator[None]:
-        """While the handler waits to post in a chat over its flood limit (set as ON_WAIT): let the update
-        be confirmed, and free the slot and the chat's turn."""
-        if asyncio.current_task() is not self._owner or not self._held:
-            yield  # a task the handler started inherits ON_WAIT, but the slot and the update are not its own
-            return
-        self._detach()
-        self._give_back()
-        try:
-            yield
-        finally:
-            await self._slots.acquire()  # cancelled here, the slot stays given back: nothing to release
-            self._held = True
 
 
 class UpdateIntake:
@@ -122,7 +84,7 @@ class UpdateIntake:
         self._forgotten_at: float | None = None
         self._allowed = allowed_updates
         self._concurrency = concurrency
-        self._slots = asyncio.Semaphore(concurrency)
+        self._slots = LendingSlots(concurrency)
         self._poll_timeout = poll_timeout
         self._grace = grace
         self._handling: dict[int, asyncio.Task[None]] = {}
@@ -308,9 +270,7 @@ class UpdateIntake:
                 await lane.turn.acquire()
                 holds_turn = True
             # a payment waits for no shared slot: it gets one of its own (and still detaches to wait to post)
-            slot = _Slot(self._slots if slotted else asyncio.Semaphore(1), detach)
-            async with slot:
-                ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
+            async with (self._slots if slotted else LendingSlots(1)).hold(on_lend=detach):
                 HANDLING_UPDATE.set(Handling(update.update_id))  # a job stored by its handler marks it handled
                 try:
                     await self._application.process_update(update)
