@@ -25,6 +25,7 @@ from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError, Unauthorized
 from bot.aiart.models import Credits
+from bot.clock import utcnow
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
 from bot.credits.prices import Prices
@@ -46,7 +47,7 @@ from bot.jobs.stored_inputs import StoredInputs
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import MediaLinks
 from bot.metrics import Metrics
-from bot.operations.registry import build_catalogue
+from bot.operations.registry import Extra, build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.startup import (
@@ -93,13 +94,13 @@ class ServiceConnection:
 
 
 @contextlib.asynccontextmanager
-async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection]:
+async def connect_service(settings: Settings, extra_operations: Extra = ()) -> AsyncIterator[ServiceConnection]:
     """The configured service, or an embedded sandbox on a loopback port when no API key is set."""
     sandbox = None
     if settings.uses_sandbox:
         key = secrets.token_urlsafe(24)
         sandbox = Sandbox(SandboxConfig(api_key=key, task_seconds=settings.sandbox_task_seconds,
-                                        credits=settings.sandbox_credits))
+                                        credits=settings.sandbox_credits, extra_operations=tuple(extra_operations)))
         base_url = await sandbox.start("127.0.0.1", 0)
         static_url = sandbox.static_url
     else:
@@ -137,19 +138,22 @@ def worker_config(settings: Settings, *, shutdown_grace: float) -> WorkerConfig:
                         shutdown_grace=shutdown_grace, idle_sleep=WorkerConfig.idle_sleep * settings.poll_time_scale)
 
 
-async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None:
+async def run_bot(settings: Settings, stop: asyncio.Event | None = None, *, grace: float = SHUTDOWN_GRACE_S,
+                  extra_operations: Extra = ()) -> None:
     """Run the bot (long polling, or webhook mode with TELEGRAM_WEBHOOK_URL) until `stop` is set (or SIGINT/SIGTERM).
+
+    On stop, in-flight handlers and worker steps get `grace` seconds; `extra_operations` are offered after the
+    package's own (bot.operations.registry).
 
     A problem the operator must fix (the database, the port, the token, a file a setting names) raises
     StartupError before anything runs, with everything opened so far closed again.
     """
     token = require_token(settings)
     stop = stop or _stop_on_signals()
-    grace = SHUTDOWN_GRACE_S  # read at run time, so a test can shorten it
     styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
     prices = _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices)
     packs = _load("CREDIT_PACKS", settings.credit_packs, parse_packs)
-    catalogue = build_catalogue(styles)
+    catalogue = build_catalogue(styles, extra_operations)
     try:
         await migrate(settings.database_url)
     except Exception as error:  # whatever the driver raises, the operator's next step is the same
@@ -161,7 +165,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
-        async with connect_service(settings) as service:
+        async with connect_service(settings, extra_operations) as service:
             media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
                               quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
@@ -169,11 +173,11 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
                         client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
-                        conversations=Conversations(sessions), app_links=app_links(settings, token))
+                        conversations=Conversations(sessions), app_links=app_links(settings, token), clock=utcnow)
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
             # the embedded sandbox, or a service that says in its answers that it is a sandbox
-            stored = StoredInputs(deps.conversations)  # type: ignore[arg-type]
+            stored = StoredInputs(deps.conversations)
             notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
                                     stored=stored, media=media)
             callback_path = service_callback_path(settings)
@@ -375,23 +379,22 @@ def app_links(settings: Settings, token: str) -> AppLinks | None:
 def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
              stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
     """The Mini App's API over the bot's own services; None when it is off."""
-    if deps.app_links is None or deps.people is None:
+    if deps.app_links is None:
         return None
     credits, languages = deps.credits, deps.languages
 
     async def chosen_language(user_id: int) -> str | None:
-        return (await languages.chosen(chat_id=None, user_id=user_id)).user if languages is not None else None
+        return (await languages.chosen(chat_id=None, user_id=user_id)).user
 
     async def spendable(user_id: int) -> int:
-        balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")  # type: ignore[union-attr]
+        balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")
         return balance.credits + balance.free_left
 
     return MiniApp(bot_token=token, refs=deps.app_links.refs, jobs=deps.jobs, people=deps.people,
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable if credits is not None else None, previews=previews,
-                   can_buy=bool(credits and credits.policy.packs))
+                   spendable=spendable, previews=previews, can_buy=bool(credits.policy.packs))
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

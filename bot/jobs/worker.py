@@ -38,7 +38,7 @@ from bot.jobs.failures import (
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
+from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
 from bot.jobs.polling import PollSchedule, Schedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
@@ -409,14 +409,13 @@ class Worker:
     async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
         """Edit a slow job's status message when what it says changes (at the service; then every
         PROGRESS_EVERY_S of elapsed time); the note now shown, or None when nothing was edited."""
-        show = getattr(self._notifier, "show_progress", None)
-        if show is None or operation is None or (job.status_message_id is None and job.inline_message_id is None):
+        if operation is None or (job.status_message_id is None and job.inline_message_id is None):
             return None
         elapsed = int(age // PROGRESS_EVERY_S) * int(PROGRESS_EVERY_S)
         note = f"running:{elapsed}"
         if note == job.progress:
             return None
-        return note if await show(job, operation, elapsed) else None
+        return note if await self._notifier.show_progress(job, operation, elapsed) else None
 
     # ---- deliver ---------------------------------------------------------------------------------
 
@@ -447,8 +446,8 @@ class Worker:
             return
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
-        ids, files = (sent.message_ids, sent.files) if isinstance(sent, Delivered) else (sent, [])
-        delivered = await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
+        delivered = await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent.message_ids,
+                                       result_files=sent.files,
                                        finished_at=self._clock(), lease_owner=None, lease_until=None)
         if delivered is not None:
             self._finished(job, JobState.DELIVERED)

@@ -79,8 +79,6 @@ async def _await_quiet(context: ContextTypes.DEFAULT_TYPE, user_id: int, request
 async def queue_due_albums(application: Application) -> int:
     """Queue every album whose items stopped coming ALBUM_QUIET_S ago (this replica's or another's); how many."""
     d: Deps = application.bot_data[DEPS_KEY]
-    if d.conversations is None:
-        return 0
     due = await d.conversations.take_due(PENDING_KEY)
     for row in due:
         context = CallbackContext(application, chat_id=row.chat_id, user_id=int(row.key))

@@ -11,7 +11,6 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.aiart import AiartClient
-from bot.clock import utcnow
 from bot.credits import CreditService
 from bot.i18n import DEFAULT_LANGUAGE, language_of
 from bot.jobs.conversations import Conversations
@@ -52,24 +51,24 @@ class Access:
 
 @dataclass(frozen=True)
 class Deps:
-    """The handlers' dependencies."""
+    """The handlers' dependencies, every one given (tests build them with tests.harness.deps.make_deps)."""
 
     jobs: JobService
     operations: dict[str, Operation]
     styles: StyleCatalogue
     client: AiartClient
-    access: Access = Access()
-    #: preferences, history and follow-ups (None: their features are off, as in old wiring)
-    people: PeopleService | None = None
-    #: credits and payments (None: credits are off, as in tests that build Deps by hand)
-    credits: CreditService | None = None
-    #: the /language choices (None: everyone gets their Telegram app's language)
-    languages: LanguageChoices | None = None
-    clock: Callable[[], datetime] = utcnow
+    access: Access
+    #: preferences, history and follow-ups
+    people: PeopleService
+    #: credits and payments
+    credits: CreditService
+    #: the /language choices
+    languages: LanguageChoices
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
-    conversations: Conversations | None = None
+    conversations: Conversations
     #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)
-    app_links: AppLinks | None = None
+    app_links: AppLinks | None
+    clock: Callable[[], datetime]
 
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
@@ -79,10 +78,7 @@ def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
 
 def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
     """The conversation state every replica shares (in the database)."""
-    store = deps(context).conversations
-    if store is None:
-        raise RuntimeError("the handlers' dependencies have no conversation store")
-    return store
+    return deps(context).conversations
 
 
 def sender_id(message: Message | None) -> int | None:
@@ -156,9 +152,8 @@ async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
     key = (chat.id if group else None, user.id if user else None)
     seen: dict[tuple[int | None, int | None], ChosenLanguages] = vars(context).setdefault(_CHOICES_SEEN, {})
     if key not in seen:
-        choices = deps(context).languages
-        seen[key] = (await choices.chosen(chat_id=key[0], user_id=key[1])
-                     if choices is not None and key != (None, None) else ChosenLanguages())
+        seen[key] = (await deps(context).languages.chosen(chat_id=key[0], user_id=key[1])
+                     if key != (None, None) else ChosenLanguages())
     return seen[key], user.language_code if user else None
 
 

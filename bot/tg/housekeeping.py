@@ -53,9 +53,7 @@ class Housekeeping:
         await self._heartbeat.leave()
 
     async def _cleanup(self) -> None:
-        conversations = self._application.bot_data[DEPS_KEY].conversations
-        if conversations is not None:
-            await conversations.cleanup()
+        await self._application.bot_data[DEPS_KEY].conversations.cleanup()
         if self._shared:
             async with self._sessions() as session, session.begin():
                 await ChatSendRepository(session).forget_idle()

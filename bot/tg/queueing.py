@@ -96,7 +96,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
     # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
     quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
-    if quick and d.people is not None and not d.people.quick_reaction(await person_settings(context, source)):
+    if quick and not d.people.quick_reaction(await person_settings(context, source)):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if quick and await react(source, texts.ACK_REACTION):
         return True

@@ -108,7 +108,7 @@ async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operatio
                          source: Message) -> str:
     """The argument text with the user's defaults (/settings) where they gave none: a style, a default choice."""
     d = deps(context)
-    if d.people is None or source.from_user is None or source.sender_chat is not None:
+    if source.from_user is None or source.sender_chat is not None:
         return args_text
     wants_choice = bool(operation.default_choices) and not args_text.strip()
     if not wants_choice and not operation.lacks_style(args_text):

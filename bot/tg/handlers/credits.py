@@ -27,7 +27,7 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     owner = sender_id(message)
     lines = []
-    if d.credits is not None and owner is not None:
+    if owner is not None:
         chat = update.effective_chat
         mine = await d.credits.balance(owner, chat_id=chat.id, chat_type=chat.type)
         lines.append(tr(language, texts.BALANCE_MINE, credits=mine.credits, free_left=mine.free_left,
@@ -48,7 +48,7 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
 async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
     """The packs on sale, as buttons that send their invoices; or that payments are off."""
     d, language = deps(context), await language_for(context, update=update)
-    packs = d.credits.policy.packs if d.credits is not None else ()
+    packs = d.credits.policy.packs
     if not packs:
         await reply(update.effective_message, tr(language, texts.PAYMENTS_OFF))
         return
@@ -59,7 +59,7 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     """/refund <charge id> (admins): return a payment's Stars and take its credits back, unless they were spent."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     user = update.effective_user
-    if user is None or user.id not in d.access.admins or d.credits is None:
+    if user is None or user.id not in d.access.admins:
         await reply(message, tr(language, texts.REFUND_ADMINS_ONLY))
         return
     charge_id = call.args.strip()
@@ -94,7 +94,7 @@ async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Command
     """/pool add N, /pool cap N|off (group admins): fill the group's pool from one's own credits; cap each member."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     chat = update.effective_chat
-    if chat.type == ChatType.PRIVATE or d.credits is None:
+    if chat.type == ChatType.PRIVATE:
         await reply(message, tr(language, texts.POOL_GROUPS_ONLY))
         return
     words = call.args.lower().split()

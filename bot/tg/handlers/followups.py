@@ -38,8 +38,7 @@ async def may_press(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, jo
     """Whether the presser may use this job's buttons: its owner, anyone in private, or anyone where the group allows."""
     if query.from_user.id == job.user_id or job.chat_type == ChatType.PRIVATE:
         return True
-    people = deps(context).people
-    return people is not None and bool((await people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
+    return bool((await deps(context).people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
 
 
 async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -49,7 +48,7 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     lang = await language_for(context, update=update)
     choice = followups.parse(query.data)
     message = query.message if isinstance(query.message, Message) else None
-    job = await d.people.job(choice.job_id) if choice is not None and d.people is not None else None
+    job = await d.people.job(choice.job_id) if choice is not None else None
     operation = d.operations.get(job.operation) if job is not None else None
     if job is None or operation is None or message is None or job.chat_id != message.chat_id:
         await answer(query, tr(lang, texts.FU_GONE), alert=True)

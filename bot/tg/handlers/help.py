@@ -53,7 +53,7 @@ async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payloa
         await reply(message, tr(language, texts.APP_OFF))
         return
     job_id = miniapp.deep_link_job(payload)
-    job = await d.people.job(job_id) if job_id is not None and d.people is not None else None
+    job = await d.people.job(job_id) if job_id is not None else None
     answer = miniapp.open_from_link(d.app_links, message, payload, language, job.user_id if job else None)
     if isinstance(answer, str):
         await reply(message, answer)

@@ -52,7 +52,7 @@ async def show_history(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     message, d = update.effective_message, deps(context)
     user_id = sender_id(message)
     lang = await language_for(context, update=update)
-    if d.people is None or user_id is None:
+    if user_id is None:
         return
     jobs = await d.people.recent(message.chat_id, user_id, limit=LISTED)
     await reply(message, history_text(lang, jobs, d.operations), resend_keyboard(lang, jobs))
@@ -71,7 +71,7 @@ async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     lang = await language_for(context, update=update)
     listing = query.message if isinstance(query.message, Message) else None
     job_id = (query.data or "").partition(":")[2]
-    job = await d.people.job(int(job_id)) if job_id.isdigit() and d.people is not None else None
+    job = await d.people.job(int(job_id)) if job_id.isdigit() else None
     if job is None or listing is None or job.chat_id != listing.chat_id or not job.result_files:
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
         return

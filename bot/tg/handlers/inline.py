@@ -125,8 +125,6 @@ def _matches(words: list[str], names: set[str]) -> bool:
 
 async def _shared(d: Deps, user_id: int, words: list[str], language: str) -> list[tuple[JobRecord, int]]:
     """The person's delivered pictures (job, index in its files), newest first, those the words name."""
-    if d.people is None:
-        return []
     jobs = await d.people.delivered(user_id, limit=SCANNED)
     return [(job, index) for job in jobs if not words or _matches(words, _names(job, d.operations, language))
             for index in range(len(job.result_files))]

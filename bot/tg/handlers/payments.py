@@ -89,7 +89,7 @@ async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TY
     payment = message.successful_payment
     d = deps(context)
     pack = Pack(0, 0)
-    if d.credits is not None and message.from_user is not None:
+    if message.from_user is not None:
         pack = Pack(d.credits.credits_bought(payment.invoice_payload), payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,

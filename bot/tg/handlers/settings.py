@@ -151,7 +151,7 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
     message, d = update.effective_message, deps(context)
     user = message.from_user
     lang = await language_for(context, update=update)
-    if d.people is None or user is None:
+    if user is None:
         return
     if message.chat.type == ChatType.PRIVATE:
         settings = await d.people.user_settings(user.id)
@@ -167,11 +167,11 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
 
 async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A button of a settings panel."""
-    query, d = update.callback_query, deps(context)
+    query = update.callback_query
     lang = await language_for(context, update=update)
     panel = query.message if isinstance(query.message, Message) else None
     parts = (query.data or "").split(":", 3)
-    if panel is None or d.people is None or len(parts) < 2:
+    if panel is None or len(parts) < 2:
         await answer(query)
         return
     if panel.chat.type != ChatType.PRIVATE:
