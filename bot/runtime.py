@@ -203,7 +203,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None, *, grac
             intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
                 inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
-                                    lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
+                                    lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics,
+                                    flood_notice=application.bot_data.flood_notice)
                 intakes.append(inbox)
                 routes.webhook_path = urlsplit(settings.telegram_webhook_url or "").path or "/"
                 routes.webhook_secret = webhook_secret(settings)
@@ -211,7 +212,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None, *, grac
 
             def new_intake() -> UpdateIntake:
                 intakes.append(UpdateIntake(application, jobs.made_from_update, allowed_updates=ALLOWED_UPDATES,
-                                            grace=grace, forget_handled=lambda: jobs.forget_updates(KEEP_HANDLED)))
+                                            grace=grace, forget_handled=lambda: jobs.forget_updates(KEEP_HANDLED),
+                                            flood_notice=application.bot_data.flood_notice))
                 return intakes[-1]
 
             # a replica that waits for the poller lock is ready all the same: its worker runs

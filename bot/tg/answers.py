@@ -17,8 +17,6 @@ from telegram.ext import Application
 
 log = logging.getLogger(__name__)
 
-#: where the application keeps its AnsweredQueries
-ANSWERS_KEY = "answered_queries"
 #: answered query ids remembered (a query is settled within moments of its answer)
 _KEPT = 4096
 
@@ -43,7 +41,7 @@ class AnsweredQueries:
 async def settle(application: Application, update: Update) -> None:
     """Answer the update's callback query unless an answer was sent for it already."""
     query = update.callback_query
-    answered: AnsweredQueries | None = application.bot_data.get(ANSWERS_KEY)
+    answered = application.bot_data.answered
     if query is None or answered is None or query.id in answered:
         return
     try:

@@ -1,14 +1,14 @@
-"""What handlers share: the services they call, kept in the application's bot_data."""
+"""What handlers share: the services they call and the bot's own state, in PTB's typed context (ContextTypes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from telegram import Message, Update
-from telegram.ext import ContextTypes
+from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from bot.aiart import AiartClient
 from bot.credits import CreditService
@@ -21,7 +21,6 @@ from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg.miniapp import AppLinks
 
-DEPS_KEY = "deps"
 #: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
 ANONYMOUS_ADMIN_ID = 1087968824
 CHANNEL_SENDER_ID = 136817688
@@ -71,12 +70,54 @@ class Deps:
     clock: Callable[[], datetime]
 
 
-def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
-    """The dependencies stored at start-up."""
-    return context.application.bot_data[DEPS_KEY]
+if TYPE_CHECKING:
+    from bot.tg.answers import AnsweredQueries
+    from bot.tg.handlers.inline import FeedbackWatch
+    from bot.tg.handlers.router import Router
+
+#: tells a chat that floods the bot, once per flood, that some of its messages were skipped
+FloodNotice = Callable[[Update], Awaitable[None]]
 
 
-def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
+class BotData:
+    """What every handler shares, as PTB's typed `bot_data`: given once, as the application is built (bot.tg.app)."""
+
+    #: the services handlers call
+    deps: Deps
+    #: command names to handlers, and the command menus
+    router: Router
+    #: the flood notice (bot.tg.handlers.messages)
+    flood_notice: FloodNotice
+    #: warns once when inline feedback is off (bot.tg.handlers.inline)
+    feedback: FeedbackWatch
+
+    def __init__(self) -> None:
+        #: the button presses this process answered (bot.tg.answers); None: presses are never settled here
+        self.answered: AnsweredQueries | None = None
+        #: when each refused sender was last told the bot is private, and last logged (bot.tg.handlers.messages)
+        self.refused: dict[int | None, float] = {}
+        self.refused_logged: dict[int | None, float] = {}
+
+
+class CustomContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]):
+    """The context every handler gets, with the typed BotData."""
+
+    @property
+    def deps(self) -> Deps:
+        """The handlers' dependencies."""
+        return self.bot_data.deps
+
+
+#: given to the ApplicationBuilder, so PTB makes a CustomContext and a BotData
+CONTEXT_TYPES = ContextTypes(context=CustomContext, bot_data=BotData)
+
+
+def deps(context: CustomContext) -> Deps:
+    """The dependencies given at start-up."""
+    return context.bot_data.deps
+
+
+def conversations(context: CustomContext) -> Conversations:
     """The conversation state every replica shares (in the database)."""
     return deps(context).conversations
 
@@ -124,7 +165,7 @@ def never_dropped(update: Update) -> bool:
 _CHOICES_SEEN = "choices_seen"
 
 
-async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | None = None, *,
+async def language_for(context: CustomContext, message: Message | None = None, *,
                        update: Update | None = None) -> str:
     """The language to speak to whoever sent `message` (or `update`), where they are.
 
@@ -135,13 +176,13 @@ async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | No
     return language_of(chosen.chat or chosen.user or code or DEFAULT_LANGUAGE)
 
 
-async def person_settings(context: ContextTypes.DEFAULT_TYPE, message: Message) -> dict[str, Any]:
+async def person_settings(context: CustomContext, message: Message) -> dict[str, Any]:
     """The settings the sender of `message` chose (/settings), read with their language once per update."""
     chosen, _ = await _choices(context, message, None)
     return chosen.user_settings
 
 
-async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
+async def _choices(context: CustomContext, message: Message | None,
                    update: Update | None) -> tuple[ChosenLanguages, str | None]:
     """What the group and the person chose, and the person's app language."""
     if message is None and update is not None:
@@ -157,6 +198,6 @@ async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
     return seen[key], user.language_code if user else None
 
 
-def forget_languages(context: ContextTypes.DEFAULT_TYPE) -> None:
+def forget_languages(context: CustomContext) -> None:
     """Drop this update's looked-up languages (after /language changed one)."""
     vars(context).pop(_CHOICES_SEEN, None)

@@ -35,8 +35,8 @@ from bot.metrics import Metrics
 from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
-from bot.tg.context import never_dropped, update_sender_id
-from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice
+from bot.tg.context import FloodNotice, never_dropped, update_sender_id
+from bot.tg.intake import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class UpdateInbox:
         self._lease = lease
         self._grace = grace
         self._metrics = metrics or Metrics()
-        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._flood_notice = flood_notice
         self._clock = clock
         self._answering: set[asyncio.Task[None]] = set()  # answers to presses dropped in a flood
         self._forgotten_at = 0.0

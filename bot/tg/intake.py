@@ -16,7 +16,7 @@ from telegram.ext import Application
 
 from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
-from bot.tg.context import is_payment, never_dropped, update_sender_id
+from bot.tg.context import FloodNotice, is_payment, never_dropped, update_sender_id
 from bot.tg.notifier import retry_seconds
 from bot.waiting import LendingSlots
 
@@ -37,9 +37,6 @@ _FLOODS_KEPT = 1024
 #: how often the record of updates that made a job is pruned (bot.store.inbox)
 FORGET_EVERY_S = 600.0
 
-FloodNotice = Callable[[Update], Awaitable[None]]
-#: where the application keeps its FloodNotice when the intake is not given one
-FLOOD_NOTICE_KEY = "flood_notice"
 
 
 @dataclass
@@ -98,7 +95,7 @@ class UpdateIntake:
         self._progress = asyncio.Event()
         self._senders: dict[int, int] = {}  # sender -> updates held, only senders with some
         self._floods: dict[int, float] = {}  # chat -> when an update of it was last dropped
-        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._flood_notice = flood_notice
         self._notices: set[asyncio.Task[None]] = set()
         self._answering: set[asyncio.Task[None]] = set()  # answers to presses skipped or dropped
         self._clock = time.monotonic

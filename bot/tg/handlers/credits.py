@@ -7,13 +7,13 @@ import logging
 from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, TelegramError
-from telegram.ext import Application, ContextTypes
+from telegram.ext import Application
 
 from bot.aiart import AiartError
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for, sender_id
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.payments import packs_keyboard
 from bot.tg.handlers.router import Router
@@ -22,7 +22,7 @@ from bot.tg.replies import reply
 log = logging.getLogger(__name__)
 
 
-async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_balance(update: Update, context: CustomContext, call: CommandCall) -> None:
     """The caller's credits, today's free allowance and this group's pool; admins also the service's tokens."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     owner = sender_id(message)
@@ -45,7 +45,7 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     await reply(message, "\n".join(lines) if lines else tr(language, texts.BALANCE_ADMINS_ONLY))
 
 
-async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def buy(update: Update, context: CustomContext, call: CommandCall) -> None:
     """The packs on sale, as buttons that send their invoices; or that payments are off."""
     d, language = deps(context), await language_for(context, update=update)
     packs = d.credits.policy.packs
@@ -55,7 +55,7 @@ async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandC
     await reply(update.effective_message, tr(language, texts.BUY_PROMPT), packs_keyboard(language, packs))
 
 
-async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def refund(update: Update, context: CustomContext, call: CommandCall) -> None:
     """/refund <charge id> (admins): return a payment's Stars and take its credits back, unless they were spent."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     user = update.effective_user
@@ -90,7 +90,7 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     await reply(message, text)
 
 
-async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def pool(update: Update, context: CustomContext, call: CommandCall) -> None:
     """/pool add N, /pool cap N|off (group admins): fill the group's pool from one's own credits; cap each member."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     chat = update.effective_chat
@@ -117,7 +117,7 @@ async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Command
                 else texts.pool_added(language, amount, balance))
 
 
-async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message, language: str) -> str | None:
+async def _refusal_of_pool(context: CustomContext, message: Message, language: str) -> str | None:
     """Why the sender may not manage the group's pool, or None if they may (asks Telegram; fails closed)."""
     if message.from_user is None or message.sender_chat is not None:
         # an anonymous admin or a channel has no credits of its own to move

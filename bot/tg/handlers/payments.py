@@ -16,7 +16,6 @@ from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
-    ContextTypes,
     MessageHandler,
     PreCheckoutQueryHandler,
     filters,
@@ -25,7 +24,7 @@ from telegram.ext import (
 from bot.credits import Pack, pack_of
 from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import deps, language_for
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ async def send_invoice(message: Message, language: str, pack: Pack) -> None:
         currency=STARS, prices=[LabeledPrice(texts.invoice_title(language, pack.credits), pack.stars)])
 
 
-async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_buy_button(update: Update, context: CustomContext) -> None:
     """A pack chosen from /buy's keyboard: its invoice, if the pack is still offered."""
     query = update.callback_query
     language = await language_for(context, update=update)
@@ -66,7 +65,7 @@ async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         log.warning("could not send an invoice: %s", error)
 
 
-async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_pre_checkout(update: Update, context: CustomContext) -> None:
     """Accept a checkout only for a pack still offered, in Stars, at its price, from someone who may use the bot."""
     query = update.pre_checkout_query
     d = deps(context)
@@ -83,7 +82,7 @@ async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         log.warning("could not answer a pre-checkout query of user %s: %s", query.from_user.id, failure)
 
 
-async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_successful_payment(update: Update, context: CustomContext) -> None:
     """Add a paid pack's credits, once per charge id, and thank the payer."""
     message = update.effective_message
     payment = message.successful_payment

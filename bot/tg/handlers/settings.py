@@ -17,7 +17,7 @@ from typing import Any
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import tr
 from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
@@ -25,7 +25,7 @@ from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.followups import answer
 from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
@@ -139,14 +139,14 @@ def style_choices(lang: str, group: str, operation: Operation, styles: StyleCata
     return InlineKeyboardMarkup(rows(fitting, 2))
 
 
-async def refusal_for_group(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, lang: str) -> str | None:
+async def refusal_for_group(context: CustomContext, chat_id: int, user_id: int, lang: str) -> str | None:
     """Why this user may not change the group's settings, or None if they may (failing closed)."""
     refusal = await admin_refusal(context, chat_id, user_id, None, not_admin=texts.SETTINGS_ADMINS_ONLY,
                                   check_failed=texts.SETTINGS_CHECK_FAILED)
     return None if refusal is None else tr(lang, refusal)
 
 
-async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_settings(update: Update, context: CustomContext, call: CommandCall) -> None:
     """Show the settings that apply here: the caller's in private, the group's (to its admins) in groups."""
     message, d = update.effective_message, deps(context)
     user = message.from_user
@@ -165,7 +165,7 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
     await reply(message, tr(lang, texts.SETTINGS_GROUP_TITLE), group_panel(lang, settings))
 
 
-async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_settings_button(update: Update, context: CustomContext) -> None:
     """A button of a settings panel."""
     query = update.callback_query
     lang = await language_for(context, update=update)
@@ -180,7 +180,7 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
         await _user_button(context, query, panel, parts[1:], lang)
 
 
-async def _user_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, panel: Message, parts: list[str],
+async def _user_button(context: CustomContext, query: CallbackQuery, panel: Message, parts: list[str],
                        lang: str) -> None:
     d, user_id = deps(context), query.from_user.id
     settings = await d.people.user_settings(user_id)
@@ -206,7 +206,7 @@ async def _user_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery,
     await _edit(panel, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.operations, d.styles))
 
 
-async def _group_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, panel: Message, parts: list[str],
+async def _group_button(context: CustomContext, query: CallbackQuery, panel: Message, parts: list[str],
                         lang: str) -> None:
     d = deps(context)
     refusal = await refusal_for_group(context, panel.chat_id, query.from_user.id, lang)
