@@ -29,7 +29,8 @@ class LeasedLoop(Generic[T]):
                  release: Callable[[], Awaitable[int]], capacity: int, idle: float, grace: float, noun: str,
                  until_due: Callable[[], Awaitable[float | None]] | None = None,
                  renew: Callable[[T], Awaitable[bool]] | None = None,
-                 renew_every: Callable[[T], float] | None = None, wake_on_done: bool = False) -> None:
+                 renew_every: Callable[[T], float] | None = None, wake_on_done: bool = False,
+                 wake: asyncio.Event | None = None) -> None:
         self._claim = claim
         self._handle = handle
         self._release = release
@@ -42,7 +43,8 @@ class LeasedLoop(Generic[T]):
         self._renew_every = renew_every
         #: True: every finished item wakes the loop (its successor may be waiting for it), not only one that frees a full loop
         self._wake_on_done = wake_on_done
-        self._wake = asyncio.Event()
+        #: set (by `wake()`, or by whoever was given it) when new work was stored
+        self._wake = wake or asyncio.Event()
         self._in_hand: set[asyncio.Task[None]] = set()
         #: monotonic time the loop last turned (/readyz)
         self.last_turn = time.monotonic()

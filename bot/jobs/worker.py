@@ -147,7 +147,8 @@ class Worker:
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
                  config: WorkerConfig, schedule: Schedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,
-                 metrics: Metrics | None = None, alarm: ServiceAlarm | None = None) -> None:
+                 metrics: Metrics | None = None, alarm: ServiceAlarm | None = None,
+                 queued: asyncio.Event | None = None) -> None:
         self._sessions = sessions
         self._writes = JobWrites(sessions)
         self._client = client
@@ -170,7 +171,9 @@ class Worker:
             capacity=config.batch, idle=config.idle_sleep, grace=config.shutdown_grace, noun="job",
             until_due=self._until_due, renew=self._renew_lease,
             # renewed three times a lease: a renewal that fails has two more rounds to go
-            renew_every=lambda claimed: claimed.lease.total_seconds() / 3)
+            renew_every=lambda claimed: claimed.lease.total_seconds() / 3,
+            # set by the job service as it queues a job (or by `wake()`): look for work at once
+            wake=queued)
 
     # ---- the loop (bot.leased) -----------------------------------------------------------------
 

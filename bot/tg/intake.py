@@ -403,3 +403,25 @@ async def poll_while_leader(lock: PollerLock, make_intake: Callable[[], UpdateIn
             await asyncio.gather(watching, return_exceptions=True)
             await lock.release()
         announced = False
+
+
+class LeaderPolling:
+    """Long polling on whichever replica holds the poller lock (poll_while_leader), a new intake each time."""
+
+    def __init__(self, lock: PollerLock, make_intake: Callable[[], UpdateIntake]) -> None:
+        self._lock = lock
+        self._make_intake = make_intake
+        self._intake: UpdateIntake | None = None
+
+    @property
+    def last_turn(self) -> float:
+        """Monotonic time the intake last turned (/readyz); now while this replica waits for the lock."""
+        return self._intake.last_turn if self._intake is not None else time.monotonic()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Poll while this replica leads, until `stop`."""
+        await poll_while_leader(self._lock, self._new_intake, stop)
+
+    def _new_intake(self) -> UpdateIntake:
+        self._intake = self._make_intake()
+        return self._intake
