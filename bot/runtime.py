@@ -25,6 +25,10 @@ from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError, Unauthorized
 from bot.aiart.models import Credits
+from bot.chats.conversations import Conversations
+from bot.chats.languages import LanguageChoices
+from bot.chats.people import PeopleService
+from bot.chats.stored_inputs import StoredInputs
 from bot.clock import utcnow
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
@@ -37,14 +41,10 @@ from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
-from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.languages import LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
-from bot.jobs.stored_inputs import StoredInputs
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import MediaLinks
 from bot.metrics import Metrics

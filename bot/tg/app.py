@@ -17,8 +17,8 @@ from telegram import (
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
+from bot.chats.stored_inputs import StoredInputs
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
-from bot.jobs.stored_inputs import StoredInputs
 from bot.media import MediaLinks
 from bot.metrics import Metrics
 from bot.tg import followups, texts

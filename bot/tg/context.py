@@ -11,11 +11,11 @@ from telegram import Message, Update
 from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from bot.aiart import AiartClient
+from bot.chats.conversations import Conversations
+from bot.chats.languages import ChosenLanguages, LanguageChoices
+from bot.chats.people import PeopleService
 from bot.credits import CreditService
 from bot.i18n import DEFAULT_LANGUAGE, language_of
-from bot.jobs.conversations import Conversations
-from bot.jobs.languages import ChosenLanguages, LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue

@@ -16,9 +16,9 @@ import logging
 from telegram import Bot, TransactionPartnerUser
 from telegram.error import TelegramError
 
+from bot.chats.languages import LanguageChoices
 from bot.credits import CreditService, Recovered, StarPayment
 from bot.i18n import DEFAULT_LANGUAGE, language_of, ntr
-from bot.jobs.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from telegram import InlineKeyboardMarkup, Message
 
+from bot.chats.people import argument_setting, style_setting
 from bot.i18n import tr
-from bot.jobs.people import argument_setting, style_setting
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album

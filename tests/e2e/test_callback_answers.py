@@ -11,7 +11,7 @@ from collections import Counter
 import aiohttp
 import pytest
 
-from bot.jobs.people import PeopleService
+from bot.chats.people import PeopleService
 from bot.store import ACTIVE_STATES
 from bot.tg import followups, keyboards
 from bot.tg.handlers import history, language, payments, settings

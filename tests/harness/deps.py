@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 
 from bot.aiart import AiartClient
+from bot.chats.conversations import Conversations
+from bot.chats.languages import LanguageChoices
+from bot.chats.people import PeopleService
 from bot.clock import utcnow
 from bot.credits import CreditPolicy, CreditService
-from bot.jobs.conversations import Conversations
-from bot.jobs.languages import LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue

@@ -20,13 +20,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from PIL import Image, ImageDraw
 from sqlalchemy import select
 
+from bot.chats.stored_inputs import StoredInputs
 from bot.credits import CreditPolicy
 from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import add_app_routes, content_security_policy, preview_origins
 from bot.jobs.service import JobService, Quotas
-from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app

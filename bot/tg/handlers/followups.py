@@ -14,8 +14,8 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler
 
+from bot.chats.people import FOLLOWUPS_EVERYONE
 from bot.i18n import tr
-from bot.jobs.people import FOLLOWUPS_EVERYONE
 from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts

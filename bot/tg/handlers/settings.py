@@ -5,7 +5,7 @@ default argument for every operation with `default_choices` (shown with its phot
 operation added to the catalogue shows up here with no edit. Buttons carry ``set:<what>[:<name>[:<value>]]``:
 ``set:st:<group>[:<style>]``, ``set:df:<operation>:<choice>`` (the choice the press sets), ``set:ack``;
 the language button is ``lang:?`` (the language handlers own it). Everything is stored by name in
-users.settings or chats.settings (`bot.jobs.people` names the keys).
+users.settings or chats.settings (`bot.chats.people` names the keys).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler
 
+from bot.chats.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
 from bot.i18n import tr
-from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
