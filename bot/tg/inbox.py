@@ -36,7 +36,7 @@ from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
 from bot.tg.context import FloodNotice, never_dropped, update_sender_id
-from bot.tg.intake import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
+from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ from telegram.ext import Application
 from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
 from bot.tg.context import FloodNotice, is_payment, never_dropped, update_sender_id
+from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 from bot.tg.notifier import retry_seconds
 from bot.waiting import LendingSlots
 
@@ -26,12 +27,6 @@ log = logging.getLogger(__name__)
 FETCH_LIMIT = 100
 #: after a fetch that brought nothing new, the longest wait for a handler to finish before fetching again
 REFETCH_WAIT_S = 0.5
-#: updates one chat may hold (being handled or waiting for its turn); beyond that they are dropped
-CHAT_SHARE = 10
-#: updates one sender (a user, or an anonymous sender's chat) may hold across all chats
-SENDER_SHARE = 20
-#: a chat with an update dropped less than this long ago is still in the same flood: no second notice
-FLOOD_QUIET_S = 60.0
 #: chats remembered as flooding before those quiet for FLOOD_QUIET_S are forgotten
 _FLOODS_KEPT = 1024
 #: how often the record of updates that made a job is pruned (bot.store.inbox)

@@ -13,7 +13,8 @@ from telegram.ext import Application, ContextTypes, TypeHandler
 
 from bot.tg.answers import AnsweredQueries
 from bot.tg.context import CONTEXT_TYPES
-from bot.tg.intake import CHAT_SHARE, UpdateIntake
+from bot.tg.flood import CHAT_SHARE
+from bot.tg.intake import UpdateIntake
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
 ALLOWED = [Update.MESSAGE, Update.CALLBACK_QUERY]
