@@ -12,11 +12,11 @@ from telegram.ext import Application
 from bot.aiart import AiartError
 from bot.i18n import tr
 from bot.tg import texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for, sender_id
-from bot.tg.handlers.jobs import admin_refusal
-from bot.tg.handlers.payments import packs_keyboard
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import packs_keyboard
 from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)

@@ -19,19 +19,12 @@ from bot.i18n import tr
 from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts
+from bot.tg.answers import answer
 from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
 from bot.tg.queueing import queue
 
 log = logging.getLogger(__name__)
-
-
-async def answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
-    """Answer a button press (a query too old to answer is not worth an error)."""
-    try:
-        await query.answer(text, show_alert=alert)
-    except TelegramError:
-        return
 
 
 async def may_press(context: CustomContext, query: CallbackQuery, job: JobRecord) -> bool:

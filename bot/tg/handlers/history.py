@@ -13,9 +13,9 @@ from telegram.ext import Application, CallbackQueryHandler
 from bot.i18n import render, tr
 from bot.store import JobRecord, JobState
 from bot.tg import texts
+from bot.tg.answers import answer
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for, sender_id
-from bot.tg.handlers.followups import answer
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
 from bot.tg.replies import reply

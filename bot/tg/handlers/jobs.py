@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 
 from telegram import Message, Update
-from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import TelegramError
+from telegram.constants import ChatType
 from telegram.ext import Application
 
 from bot.i18n import tr
 from bot.tg import pending, texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
@@ -19,7 +19,6 @@ from bot.tg.replies import delete_quietly, reply
 log = logging.getLogger(__name__)
 
 #: what getChatMember says of someone who may stop everyone's jobs in a group
-ADMIN_STATUSES = frozenset({ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR})
 
 
 async def show_status(update: Update, context: CustomContext, call: CommandCall) -> None:
@@ -64,23 +63,6 @@ async def _refusal_of_cancel_all(context: CustomContext, message: Message) -> st
     return await admin_refusal(context, message.chat_id, message.from_user.id if message.from_user else None,
                                message.sender_chat.id if message.sender_chat else None,
                                not_admin=texts.CANCEL_ALL_ADMINS_ONLY, check_failed=texts.ADMIN_CHECK_FAILED)
-
-
-async def admin_refusal(context: CustomContext, chat_id: int, user_id: int | None,
-                        sender_chat_id: int | None, *, not_admin: str, check_failed: str) -> str | None:
-    """None when the sender is an admin of the group (asked with getChatMember); else `not_admin`, or
-    `check_failed` when Telegram could not tell (failing closed)."""
-    if sender_chat_id is not None:
-        # only the group's admins can speak as the group itself; a channel posting here is no admin
-        return None if sender_chat_id == chat_id else not_admin
-    if user_id is None:
-        return not_admin
-    try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
-    except TelegramError as error:
-        log.warning("could not check admin status in chat %s: %s", chat_id, error)
-        return check_failed
-    return None if member.status in ADMIN_STATUSES else not_admin
 
 
 def register(application: Application, router: Router) -> None:

@@ -15,9 +15,9 @@ from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, tr
 from bot.tg import texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, forget_languages, language_for
-from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
 from bot.tg.replies import reply

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LabeledPrice, Message, Update
+from telegram import LabeledPrice, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import (
     Application,
@@ -26,18 +26,11 @@ from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import BUY_PREFIX
 
 log = logging.getLogger(__name__)
 
 STARS = "XTR"
-BUY_PREFIX = "buy:"
-
-
-def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
-    """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
-    return InlineKeyboardMarkup([[InlineKeyboardButton(
-        texts.pack_button(language, pack.credits, pack.stars),
-        callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])
 
 
 async def send_invoice(message: Message, language: str, pack: Pack) -> None:

@@ -24,10 +24,9 @@ from bot.i18n import tr
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
+from bot.tg.answers import admin_refusal, answer
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for
-from bot.tg.handlers.followups import answer
-from bot.tg.handlers.jobs import admin_refusal
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import CALLBACK_MAX_BYTES, rows, style_label
 from bot.tg.replies import reply
