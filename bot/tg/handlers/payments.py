@@ -45,8 +45,7 @@ async def on_buy_button(update: Update, context: CustomContext) -> None:
     """A pack chosen from /buy's keyboard: its invoice, if the pack is still offered."""
     query = update.callback_query
     language = await language_for(context, update=update)
-    credits = deps(context).credits
-    pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), credits.policy.packs if credits else ())
+    pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), deps(context).credits.policy.packs)
     message = query.message if isinstance(query.message, Message) else None
     try:
         if pack is None or message is None:
