@@ -58,7 +58,8 @@ def sandbox_config(**fields: object) -> SandboxConfig:
 
 @contextlib.asynccontextmanager
 async def fakes(*, task_seconds: float = 0.2, task_duration: Callable[[str, str], float] | None = None,
-                task_duration_by_size: Callable[[str, str, int | None], float] | None = None, credits: int = 1000, faults: FaultConfig | None = None, rate_limits: bool = False,
+                task_duration_by_size: Callable[[str, str, int | None], float] | None = None, credits: int = 1000,
+                faults: FaultConfig | None = None, rate_limits: bool = False,
                 tg_faults: TgFaults | None = None) -> AsyncIterator[World]:
     """A started sandbox and fake Bot API, stopped when the block ends."""
     sandbox = Sandbox(sandbox_config(task_seconds=task_seconds, task_duration=task_duration,
