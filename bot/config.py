@@ -11,6 +11,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.jobs.polling import fixed_interval_of
+
 #: what Telegram accepts as a webhook's secret_token
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -141,15 +143,8 @@ class Settings(BaseSettings):
     @field_validator("poll_policy")
     @classmethod
     def _known_poll_policy(cls, value: str) -> str:
-        name, _, argument = value.strip().lower().partition(":")
-        if name == "adaptive" and not argument:
-            return value
-        try:
-            if name == "fixed" and float(argument) > 0:
-                return value
-        except ValueError:
-            pass
-        raise ValueError("use 'adaptive' or 'fixed:<seconds>', e.g. fixed:2")
+        fixed_interval_of(value)  # the schedule's own reading of it, so the two never disagree
+        return value
 
     @field_validator("telegram_webhook_url", "public_url")
     @classmethod

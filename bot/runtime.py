@@ -8,8 +8,7 @@ import logging
 import secrets
 import signal
 import socket
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application
 
@@ -25,8 +25,14 @@ from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError, Unauthorized
 from bot.aiart.models import Credits
+from bot.chats.conversations import Conversations
+from bot.chats.languages import LanguageChoices
+from bot.chats.people import PeopleService
+from bot.chats.stored_inputs import StoredInputs
+from bot.clock import utcnow
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
+from bot.credits.packs import Pack
 from bot.credits.prices import Prices
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.app_api import MiniApp
@@ -35,19 +41,16 @@ from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
 from bot.jobs.alarm import ServiceAlarm
-from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.languages import LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard, result_client
 from bot.jobs.service import JobService, Quotas
-from bot.jobs.stored_inputs import StoredInputs
 from bot.jobs.worker import Worker, WorkerConfig
 from bot.media import MediaLinks
 from bot.metrics import Metrics
-from bot.operations.registry import build_catalogue
-from bot.operations.styles import load_catalogue
+from bot.operations.catalogue import Operation
+from bot.operations.registry import Extra, build_catalogue
+from bot.operations.styles import StyleCatalogue, load_catalogue
 from bot.sandbox import Sandbox, SandboxConfig
 from bot.startup import (
     StartupError,
@@ -65,7 +68,7 @@ from bot.tg.context import Access, Deps
 from bot.tg.heartbeats import Heartbeat, replica_id
 from bot.tg.housekeeping import Housekeeping
 from bot.tg.inbox import KEEP_HANDLED, UpdateInbox
-from bot.tg.intake import UpdateIntake, poll_while_leader
+from bot.tg.intake import LeaderPolling, UpdateIntake
 from bot.tg.miniapp import AppLinks, prepare_share, set_menu_button
 from bot.tg.notifier import TelegramNotifier
 from bot.tg.reconcile import StarReconciler
@@ -93,13 +96,13 @@ class ServiceConnection:
 
 
 @contextlib.asynccontextmanager
-async def connect_service(settings: Settings) -> AsyncIterator[ServiceConnection]:
+async def connect_service(settings: Settings, extra_operations: Extra = ()) -> AsyncIterator[ServiceConnection]:
     """The configured service, or an embedded sandbox on a loopback port when no API key is set."""
     sandbox = None
     if settings.uses_sandbox:
         key = secrets.token_urlsafe(24)
         sandbox = Sandbox(SandboxConfig(api_key=key, task_seconds=settings.sandbox_task_seconds,
-                                        credits=settings.sandbox_credits))
+                                        credits=settings.sandbox_credits, extra_operations=tuple(extra_operations)))
         base_url = await sandbox.start("127.0.0.1", 0)
         static_url = sandbox.static_url
     else:
@@ -137,133 +140,173 @@ def worker_config(settings: Settings, *, shutdown_grace: float) -> WorkerConfig:
                         shutdown_grace=shutdown_grace, idle_sleep=WorkerConfig.idle_sleep * settings.poll_time_scale)
 
 
-async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None:
+@dataclass(frozen=True)
+class Files:
+    """What the settings name, loaded: a bad file or list stops the bot before anything runs."""
+
+    styles: StyleCatalogue
+    prices: Prices
+    packs: tuple[Pack, ...]
+    catalogue: dict[str, Operation]
+
+    @classmethod
+    def load(cls, settings: Settings, extra_operations: Extra) -> Files:
+        """Load them, or raise StartupError naming the setting."""
+        styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
+        return cls(styles, _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices),
+                   _load("CREDIT_PACKS", settings.credit_packs, parse_packs), build_catalogue(styles, extra_operations))
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Everything one run is made of, built before any of it starts (build_parts); run_bot starts and stops it."""
+
+    application: Application
+    deps: Deps
+    worker: Worker
+    updates: UpdateInbox | LeaderPolling
+    server: HttpServer
+    heartbeat: Heartbeat
+    housekeeping: Housekeeping
+    alarm: ServiceAlarm | None
+    reconciler: StarReconciler | None
+    media: MediaLinks | None
+    callback_path: str | None
+
+
+async def run_bot(settings: Settings, stop: asyncio.Event | None = None, *, grace: float = SHUTDOWN_GRACE_S,
+                  extra_operations: Extra = ()) -> None:
     """Run the bot (long polling, or webhook mode with TELEGRAM_WEBHOOK_URL) until `stop` is set (or SIGINT/SIGTERM).
 
-    A problem the operator must fix (the database, the port, the token, a file a setting names) raises
-    StartupError before anything runs, with everything opened so far closed again.
+    On stop, in-flight handlers and worker steps get `grace` seconds; `extra_operations` are offered after the
+    package's own (bot.operations.registry). A problem the operator must fix (the database, the port, the
+    token, a file a setting names) raises StartupError before anything runs, with everything opened so far
+    closed again. Each part is closed in the reverse order it was started in.
     """
-    token = require_token(settings)
-    stop = stop or _stop_on_signals()
-    grace = SHUTDOWN_GRACE_S  # read at run time, so a test can shorten it
-    styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
-    prices = _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices)
-    packs = _load("CREDIT_PACKS", settings.credit_packs, parse_packs)
-    catalogue = build_catalogue(styles)
+    token, stop = require_token(settings), stop or _stop_on_signals()
+    files = Files.load(settings, extra_operations)
+    await _migrate(settings)
+    failures: list[BaseException] = []  # of the parts that ran: raised once everything is closed
+    async with contextlib.AsyncExitStack() as stack:
+        engine = create_engine(settings.database_url)
+        stack.push_async_callback(engine.dispose)
+        service = await stack.enter_async_context(connect_service(settings, extra_operations))
+        parts = build_parts(settings, token, engine, service, files, grace=grace)
+        local = await _listen(parts.server, settings)
+        stack.push_async_callback(parts.server.stop)
+        await _connect_telegram(parts.application, settings)
+        await stack.enter_async_context(parts.application)
+        balance = await _introduce(parts, settings, service, local)
+        await parts.application.start()
+        await parts.heartbeat.beat()  # this replica's share of the budget before it sends anything
+        # it keeps beating (its share of the budget taken) until it can send nothing more: stopped after the rest
+        chores = await stack.enter_async_context(_running([parts.housekeeping.run], failures))
+        stack.push_async_callback(parts.application.stop)
+        if parts.alarm is not None:
+            stack.push_async_callback(parts.alarm.close)
+        loops = [parts.updates.run, parts.worker.run, *([parts.reconciler.run] if parts.reconciler else [])]
+        tasks = await stack.enter_async_context(_running(loops, failures))
+        _announce(settings, parts.application.bot.username, service, files.prices, local, balance,
+                  media=parts.media is not None, callbacks=parts.callback_path is not None,
+                  app=parts.deps.app_links is not None)
+        await _until_stopped(stop, [*tasks, *chores])
+        log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
+    if failures:
+        raise failures[0]
+    log.info("stopped cleanly")
+
+
+def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: ServiceConnection, files: Files, *,
+                grace: float) -> Parts:
+    """Every part of a run, each built once with all it needs."""
+    sessions, metrics = session_factory(engine), Metrics()
+    media, callback_path, owner = media_links(settings), service_callback_path(settings), worker_id(settings)
+    policy = CreditPolicy(files.catalogue, files.prices, settings.free_credits_per_day, files.packs)
+    queued = asyncio.Event()  # the job service sets it as it queues a job: the worker looks for work at once
+    jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s), credits=policy, metrics=metrics,
+                      quotas=Quotas(settings.user_max_active_jobs, 0), on_enqueued=queued.set)
+    deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=files.catalogue, styles=files.styles,
+                client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
+                access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
+                conversations=Conversations(sessions), app_links=app_links(settings, token), clock=utcnow)
+    application = build_application(token, settings.telegram_api_url, deps, rate_limit=settings.telegram_rate_limit,
+                                    metrics=metrics)
+    stored = StoredInputs(deps.conversations)
+    # the embedded sandbox, or a service that says in its answers that it is a sandbox
+    notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
+                            stored=stored, media=media)
+    alarm = (ServiceAlarm(admin_alarm(application, settings.bot_admins), shared=deps.conversations)
+             if settings.bot_admins else None)
+    schedule = PollSchedule.for_policy(settings.poll_policy, time_scale=settings.poll_time_scale,
+                                       callbacks=callback_path is not None)
+    worker = Worker(sessions, service.client, notifier, files.catalogue, fetcher=service.fetcher,
+                    handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
+                    config=worker_config(settings, shutdown_grace=grace), schedule=schedule, metrics=metrics,
+                    alarm=alarm, queued=queued)
+    flood_notice = application.bot_data.flood_notice
+    updates: UpdateInbox | LeaderPolling
+    if settings.webhook_mode:
+        updates = UpdateInbox(application, sessions, jobs.made_from_update, owner=owner, grace=grace,
+                              lease=timedelta(seconds=settings.update_lease_s), metrics=metrics,
+                              flood_notice=flood_notice)
+    else:
+        updates = LeaderPolling(PollerLock(engine), lambda: UpdateIntake(
+            application, jobs.made_from_update, allowed_updates=ALLOWED_UPDATES, grace=grace,
+            forget_handled=lambda: jobs.forget_updates(KEEP_HANDLED), flood_notice=flood_notice))
+    webhook = isinstance(updates, UpdateInbox)
+    routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
+                    callback_ips=settings.aiart_webhook_ips, trusted_proxies=settings.forwarding_proxies,
+                    mini_app=mini_app(token, deps, application, notifier, stored, previews=settings.previews_dir),
+                    webhook_path=(urlsplit(settings.telegram_webhook_url or "").path or "/") if webhook else None,
+                    webhook_secret=webhook_secret(settings) if webhook else None,
+                    accept_update=updates.accept if isinstance(updates, UpdateInbox) else None)
+    readiness = Readiness(check_database=lambda: ping_database(sessions),
+                          loops={"worker": lambda: worker.last_turn, "intake": lambda: updates.last_turn})
+    server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: unfinished_jobs(sessions)))
+    shared = engine.dialect.name == "postgresql"
+    heartbeat = Heartbeat(sessions, replica=replica_id(owner), shared=shared,
+                          limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None)
+    # Stars on sale: the ledger follows Telegram's record of them
+    reconciler = StarReconciler(application.bot, deps.credits, deps.languages) if policy.packs else None
+    return Parts(application, deps, worker, updates, server, heartbeat,
+                 Housekeeping(application, sessions, heartbeat, shared=shared), alarm, reconciler, media, callback_path)
+
+
+async def _migrate(settings: Settings) -> None:
     try:
         await migrate(settings.database_url)
     except Exception as error:  # whatever the driver raises, the operator's next step is the same
         raise database_problem(settings.database_url, error) from error
-    engine = create_engine(settings.database_url)
-    sessions = session_factory(engine)
-    metrics = Metrics()
-    policy = CreditPolicy(catalogue, prices, settings.free_credits_per_day, packs)
-    worker: Worker | None = None
-    outcomes: list[object] = []
+
+
+async def _introduce(parts: Parts, settings: Settings, service: ServiceConnection, local: str) -> Credits | None:
+    """Before updates flow: the service's balance, its callbacks, the command menus, the menu button, the webhook."""
+    balance = await _probe_service(service, settings)
+    if service.sandbox is not None and parts.callback_path is not None:
+        # the embedded sandbox calls the bot's own endpoint back, on loopback (known once the server listens)
+        service.sandbox.config.webhook_url = _loopback(local) + parts.callback_path
+    await announce_commands(parts.application)
+    if parts.deps.app_links is not None:
+        await set_menu_button(parts.application.bot, parts.deps.app_links)
+    if settings.webhook_mode:
+        await _set_webhook(parts.application, settings)
+    if not parts.application.bot.supports_inline_queries:
+        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
+    return balance
+
+
+@contextlib.asynccontextmanager
+async def _running(loops: list[Callable[[asyncio.Event], Awaitable[None]]],
+                   failures: list[BaseException]) -> AsyncIterator[list[asyncio.Task[None]]]:
+    """Run each loop in a task for the block; then stop them all and wait; what they raised goes into `failures`."""
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(loop(stop)) for loop in loops]
     try:
-        async with connect_service(settings) as service:
-            media = media_links(settings)
-            jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
-                              quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
-                              on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
-            deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
-                        client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
-                        access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
-                        conversations=Conversations(sessions), app_links=app_links(settings, token))
-            application = build_application(token, settings.telegram_api_url, deps,
-                                             rate_limit=settings.telegram_rate_limit, metrics=metrics)
-            # the embedded sandbox, or a service that says in its answers that it is a sandbox
-            stored = StoredInputs(deps.conversations)  # type: ignore[arg-type]
-            notifier = notifier_for(application, sandbox=lambda: service.sandbox is not None or service.client.sandbox,
-                                    stored=stored, media=media)
-            callback_path = service_callback_path(settings)
-            schedule = PollSchedule.for_policy(settings.poll_policy, time_scale=settings.poll_time_scale,
-                                               callbacks=callback_path is not None)
-            alarm = (ServiceAlarm(admin_alarm(application, settings.bot_admins), shared=deps.conversations)
-                     if settings.bot_admins else None)
-            worker = Worker(sessions, service.client, notifier, catalogue,
-                            handoff=ImageHandoff(service.client, media, mode=settings.image_handoff),
-                            fetcher=service.fetcher,
-                            config=worker_config(settings, shutdown_grace=grace),
-                            schedule=schedule, metrics=metrics, alarm=alarm)
-            shared = engine.dialect.name == "postgresql"
-            heartbeat = Heartbeat(sessions, replica=replica_id(worker_id(settings)),
-                                  limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None,
-                                  shared=shared)
-            readiness = Readiness(check_database=lambda: ping_database(sessions))
-            routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
-                            callback_ips=settings.aiart_webhook_ips,
-                            trusted_proxies=settings.forwarding_proxies,
-                            mini_app=mini_app(token, deps, application, notifier, stored,
-                                              previews=settings.previews_dir))
-            intakes: list[UpdateIntake | UpdateInbox] = []
-            if settings.webhook_mode:
-                inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
-                                    lease=timedelta(seconds=settings.update_lease_s), grace=grace, metrics=metrics)
-                intakes.append(inbox)
-                routes.webhook_path = urlsplit(settings.telegram_webhook_url or "").path or "/"
-                routes.webhook_secret = webhook_secret(settings)
-                routes.accept_update = inbox.accept
-
-            def new_intake() -> UpdateIntake:
-                intakes.append(UpdateIntake(application, jobs.made_from_update, allowed_updates=ALLOWED_UPDATES,
-                                            grace=grace, forget_handled=lambda: jobs.forget_updates(KEEP_HANDLED)))
-                return intakes[-1]
-
-            # a replica that waits for the poller lock is ready all the same: its worker runs
-            readiness.loops = {"worker": lambda: worker.last_turn,
-                               "intake": lambda: intakes[-1].last_turn if intakes else time.monotonic()}
-            server = HttpServer(build_app(readiness, metrics, routes, jobs_waiting=lambda: unfinished_jobs(sessions)))
-            local = await _listen(server, settings)
-            try:
-                await _connect_telegram(application, settings)
-                async with application:
-                    balance = await _probe_service(service, settings)
-                    if service.sandbox is not None and callback_path is not None:
-                        # the embedded sandbox calls the bot's own endpoint back, on loopback
-                        service.sandbox.config.webhook_url = _loopback(local) + callback_path
-                    await announce_commands(application)
-                    if deps.app_links is not None:
-                        await set_menu_button(application.bot, deps.app_links)
-                    if settings.webhook_mode:
-                        await _set_webhook(application, settings)
-                    await application.start()
-                    parts_stop, housekeeping_stop = asyncio.Event(), asyncio.Event()
-                    await heartbeat.beat()  # this replica's share of the budget before it sends anything
-                    updates = (intakes[0].run(parts_stop) if settings.webhook_mode
-                               else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
-                    parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
-                    if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
-                        reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
-                        parts.append(asyncio.create_task(reconciler.run(parts_stop)))
-                    housekeeping = asyncio.create_task(
-                        Housekeeping(application, sessions, heartbeat, shared=shared).run(housekeeping_stop))
-                    _announce(settings, application.bot.username, service, prices, local, balance,
-                              media=media is not None, callbacks=callback_path is not None,
-                              app=deps.app_links is not None)
-                    if not application.bot.supports_inline_queries:
-                        log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
-                    try:
-                        await _until_stopped(stop, [*parts, housekeeping])
-                        log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
-                        parts_stop.set()
-                        outcomes = await asyncio.gather(*parts, return_exceptions=True)
-                        if alarm is not None:
-                            await alarm.close()
-                        await application.stop()
-                    finally:
-                        # this replica keeps beating (and its share of the budget taken) until it can
-                        # send nothing more; only then do the others take it over
-                        housekeeping_stop.set()
-                        outcomes += await asyncio.gather(housekeeping, return_exceptions=True)
-            finally:
-                await server.stop()
+        yield tasks
     finally:
-        await engine.dispose()
-    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
-    if failures:
-        raise failures[0]
-    log.info("stopped cleanly")
+        stop.set()
+        failures += [outcome for outcome in await asyncio.gather(*tasks, return_exceptions=True)
+                     if isinstance(outcome, BaseException)]
 
 
 def _load(setting: str, value: _V, load: Callable[[_V], _T]) -> _T:
@@ -375,23 +418,22 @@ def app_links(settings: Settings, token: str) -> AppLinks | None:
 def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
              stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
     """The Mini App's API over the bot's own services; None when it is off."""
-    if deps.app_links is None or deps.people is None:
+    if deps.app_links is None:
         return None
     credits, languages = deps.credits, deps.languages
 
     async def chosen_language(user_id: int) -> str | None:
-        return (await languages.chosen(chat_id=None, user_id=user_id)).user if languages is not None else None
+        return (await languages.chosen(chat_id=None, user_id=user_id)).user
 
     async def spendable(user_id: int) -> int:
-        balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")  # type: ignore[union-attr]
+        balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")
         return balance.credits + balance.free_left
 
     return MiniApp(bot_token=token, refs=deps.app_links.refs, jobs=deps.jobs, people=deps.people,
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable if credits is not None else None, previews=previews,
-                   can_buy=bool(credits and credits.policy.packs))
+                   spendable=spendable, previews=previews, can_buy=bool(credits.policy.packs))
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

@@ -24,18 +24,24 @@ class LendingSlots:
         self._slots = asyncio.Semaphore(count)
 
     @contextlib.asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
-        """Hold a slot for the block, lending it out while a send in it waits (ON_WAIT)."""
+    async def hold(self, on_lend: Callable[[], None] | None = None) -> AsyncIterator[None]:
+        """Hold a slot for the block, lending it out while a send in it waits (ON_WAIT); `on_lend` is
+        called as it is lent (the long-polling intake then counts the update as handled)."""
         await self._slots.acquire()
         held = True
+        owner = asyncio.current_task()
 
         @contextlib.asynccontextmanager
         async def waiting() -> AsyncIterator[None]:
             nonlocal held
-            if not held:  # another send of the same block lent the slot already
+            # a task the block started inherits ON_WAIT, but the slot is not its own to lend; and
+            # another send of the same block may have lent it already
+            if asyncio.current_task() is not owner or not held:
                 yield
                 return
             held = False
+            if on_lend is not None:
+                on_lend()
             self._slots.release()
             try:
                 yield

@@ -133,7 +133,7 @@ class SizedReplay:
         #: tasks whose input size matched no request exactly (the bot resized it): the nearest was used
         self.unmatched = 0
 
-    def __call__(self, operation: str, task_id: str, *, input_pixels: int | None = None) -> float:
+    def __call__(self, operation: str, task_id: str, input_pixels: int | None) -> float:
         entries = self._by_size[operation]
         index = min(bisect.bisect_left(entries, (input_pixels or 0, -math.inf)), len(entries) - 1)
         if index > 0 and abs(entries[index - 1][0] - (input_pixels or 0)) < abs(entries[index][0] - (input_pixels or 0)):
@@ -194,7 +194,8 @@ async def run_policy(policy: str, requests: list[Request], *, scale: float, arri
     photos = photos if photos is not None else make_photos(requests)
     rng = random.Random(seed)
     base_policy, _, callbacks = policy.partition("+")
-    async with world(task_duration=replay) as (telegram, sandbox):
+    timing = ({"task_duration_by_size": replay} if isinstance(replay, SizedReplay) else {"task_duration": replay})
+    async with world(**timing) as (telegram, sandbox):
         extra: dict[str, object] = {}
         if callbacks:
             # the service calls the bot back when a task ends (the sandbox, on loopback), some lost when lossy

@@ -88,10 +88,12 @@ def bot_env(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, **extra
 
 @contextlib.asynccontextmanager
 async def world(*, rate_limits: bool = False, task_seconds: float = 0.0,
-                task_duration: Callable[[str, str], float] | None = None) -> AsyncIterator[tuple[FakeTelegram, Sandbox]]:
+                task_duration: Callable[[str, str], float] | None = None,
+                task_duration_by_size: Callable[[str, str, int | None], float] | None = None,
+                ) -> AsyncIterator[tuple[FakeTelegram, Sandbox]]:
     """A started fake Bot API and sandbox (plenty of credits, finished tasks' notice times kept), stopped afterwards."""
     async with fakes(rate_limits=rate_limits, task_seconds=task_seconds, task_duration=task_duration,
-                     credits=10**9) as started:
+                     task_duration_by_size=task_duration_by_size, credits=10**9) as started:
         started.sandbox.state.tasks = NoticeLog()  # before the first task
         yield started.telegram, started.sandbox
 

@@ -2,7 +2,8 @@
 
 POSTs create paid tasks and are not idempotent, so they are resent only when the service surely did not
 process them (the connection failed, or it answered 429). GETs and the upload PUT are idempotent and are
-retried on every retryable error with full-jitter exponential backoff, honouring Retry-After.
+retried on every retryable error with full-jitter exponential backoff (bot.backoff), never before
+Retry-After: a 429 that asks for longer than the policy's `max_delay` ends the call with RateLimited.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from bot.aiart.errors import (
     Unauthorized,
 )
 from bot.aiart.models import Credits, Request, Task, TaskState, UploadSlot
+from bot.backoff import full_jitter
 
 logger = logging.getLogger("bot.aiart")
 
@@ -55,7 +57,7 @@ class RetryPolicy:
 
     attempts: int = 4  # total tries for a retryable call
     base_delay: float = 0.5  # exponential backoff base, full jitter
-    max_delay: float = 30.0  # cap on one wait (also caps Retry-After)
+    max_delay: float = 30.0  # cap on one wait; a Retry-After beyond it ends the call instead
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -63,14 +65,13 @@ class RetryPolicy:
         if self.base_delay < 0 or self.max_delay < 0:
             raise ValueError("delays must not be negative")
 
-    def delay(self, attempt: int, error: AiartError, rng: random.Random) -> float:
-        """The wait after failed try number `attempt` (1-based): full jitter, at least what a 429 asked for."""
-        # the exponent is bounded so a huge attempts value cannot overflow a float
-        ceiling = min(self.max_delay, self.base_delay * 2.0 ** min(attempt - 1, 60))
-        wait = rng.uniform(0.0, ceiling)
-        if isinstance(error, RateLimited) and error.retry_after is not None:
-            wait = max(wait, min(error.retry_after, self.max_delay))
-        return wait
+    def delay(self, attempt: int, error: AiartError, rng: random.Random) -> float | None:
+        """The wait after failed try number `attempt` (1-based), at least what a 429 asked for (bot.backoff);
+        None when that is longer than `max_delay`: not waited out inside the call."""
+        retry_after = error.retry_after if isinstance(error, RateLimited) else None
+        if retry_after is not None and retry_after > self.max_delay:
+            return None
+        return full_jitter(attempt, base=self.base_delay, cap=self.max_delay, rng=rng, retry_after=retry_after)
 
 
 class _Envelope(NamedTuple):
@@ -285,11 +286,11 @@ class AiartClient:
             try:
                 result = await once()
             except AiartError as error:
-                if attempt >= policy.attempts or not retry_if(error):
+                wait = policy.delay(attempt, error, self._rng)
+                if attempt >= policy.attempts or not retry_if(error) or wait is None:
                     logger.debug("%s -> %s (try %d/%d), giving up", label, type(error).__name__,
                                  attempt, policy.attempts)
                     raise
-                wait = policy.delay(attempt, error, self._rng)
                 logger.debug("%s -> %s (try %d/%d), retrying in %.2fs", label, type(error).__name__,
                              attempt, policy.attempts, wait)
                 await self._sleep(wait)

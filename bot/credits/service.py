@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from bot.clock import utcnow
 from bot.credits import ledger
 from bot.credits.packs import Pack, credits_in, pack_of
 from bot.credits.prices import Prices
@@ -15,10 +16,6 @@ from bot.store.credits import Entry
 from bot.store.db import Sessions, reading
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ class CreditService:
     """Balances, purchases, refunds and pools for the handlers; each call commits its own transaction."""
 
     def __init__(self, sessions: Sessions, policy: CreditPolicy, *,
-                 clock: Callable[[], datetime] = _utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self._sessions = sessions
         self.policy = policy
         self._clock = clock

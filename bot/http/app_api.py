@@ -31,6 +31,8 @@ from typing import Any
 from aiohttp import web
 from PIL import Image
 
+from bot.chats.people import PeopleService
+from bot.chats.stored_inputs import StoredInputs
 from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
 from bot.http.app_limits import RequestBudget
@@ -40,9 +42,7 @@ from bot.http.initdata import InitDataError, WebAppUser, from_authorization
 from bot.i18n import DEFAULT_LANGUAGE, N_, RTL_LANGUAGES, Text, language_of, render, tr
 from bot.images import ImageLimits, ImageRejected, inspect, sniff_mime
 from bot.jobs.notifier import InputUnavailable
-from bot.jobs.people import PeopleService
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, QuotaExceeded
-from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue, preview_file_name
 

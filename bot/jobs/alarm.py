@@ -32,7 +32,7 @@ CLAIM_CHAT, CLAIM_KIND = 0, "service_alarm"
 
 
 class SharedClaims(Protocol):
-    """A store every replica sees (bot.jobs.conversations.Conversations)."""
+    """A store every replica sees (bot.chats.conversations.Conversations)."""
 
     async def first_use(self, chat_id: int, kind: str, key: str | int, *, keep_for: timedelta) -> bool:
         """Mark the key used for `keep_for`; True only for the first caller."""

@@ -13,8 +13,6 @@ An error the table does not name is a bug: the step lets it through.
 
 from __future__ import annotations
 
-import math
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -73,13 +71,6 @@ def retry_after_of(error: BaseException) -> float | None:
     """The wait the other side asked for (a 429's Retry-After, Telegram's retry_after), if any."""
     retry_after = getattr(error, "retry_after", None)
     return float(retry_after) if retry_after is not None else None
-
-
-def backoff(attempt: int, *, base: float = 2.0, cap: float = 60.0, retry_after: float | None = None,
-            rng: random.Random | None = None) -> float:
-    """Seconds before retrying a step that failed: full-jitter exponential backoff, never shorter than retry_after."""
-    delay = (rng or random).uniform(0, min(cap, base * math.pow(2, max(0, attempt - 1))))
-    return max(delay, retry_after or 0.0)
 
 
 def _input_unavailable(error: BaseException) -> Outcome:

@@ -77,12 +77,11 @@ class Notifier(Protocol):
     async def fetch_input(self, file_id: str) -> bytes:
         """The bytes of an input file; raises InputUnavailable."""
 
-    async def deliver(self, job: JobRecord, operation: Operation,
-                      results: Sequence[ResultFile]) -> Delivered | list[int]:
-        """Send the results replying to the user's message; returns what was sent (or its message ids);
-        raises DeliveryError."""
+    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
+        """Send the results replying to the user's message; returns what was sent; raises DeliveryError."""
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         """Tell the user the job failed and what to try; raises DeliveryError."""
 
-    # optional: `async def show_progress(job, operation, elapsed_s) -> bool` edits a slow job's status message
+    async def show_progress(self, job: JobRecord, operation: Operation, elapsed: int) -> bool:
+        """Edit a slow job's status message to say it has run `elapsed` seconds; whether it was edited."""

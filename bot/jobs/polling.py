@@ -27,6 +27,20 @@ from typing import Protocol
 _KEPT = 4096
 
 
+def fixed_interval_of(policy: str) -> float | None:
+    """The poll policy a setting names: None for "adaptive", the seconds of "fixed:<seconds>" (POLL_POLICY)."""
+    name, _, argument = policy.strip().lower().partition(":")
+    if name == "adaptive" and not argument:
+        return None
+    try:
+        seconds = float(argument) if name == "fixed" else 0.0
+    except ValueError:
+        seconds = 0.0
+    if seconds > 0:
+        return seconds
+    raise ValueError("use 'adaptive' or 'fixed:<seconds>', e.g. fixed:2")
+
+
 class Schedule(Protocol):
     """What the worker asks of a poll schedule, and tells it."""
 
@@ -86,17 +100,7 @@ class PollSchedule:
     @classmethod
     def for_policy(cls, policy: str, *, time_scale: float = 1.0, callbacks: bool = False) -> PollSchedule:
         """The schedule a setting names: "adaptive", or "fixed:<seconds>" (e.g. "fixed:2")."""
-        name, _, argument = policy.strip().lower().partition(":")
-        if name == "adaptive" and not argument:
-            return cls(callbacks=callbacks, time_scale=time_scale)
-        if name == "fixed":
-            try:
-                seconds = float(argument)
-            except ValueError:
-                seconds = 0.0
-            if seconds > 0:
-                return cls(callbacks=callbacks, time_scale=time_scale, fixed_interval=seconds)
-        raise ValueError(f"unknown poll policy {policy!r}: use 'adaptive' or 'fixed:<seconds>'")
+        return cls(callbacks=callbacks, time_scale=time_scale, fixed_interval=fixed_interval_of(policy))
 
     def typical(self, operation: str, input_pixels: int | None = None) -> float:
         """The median duration of the operation's recent tasks (of this input size); its catalogue guess before any."""

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.clock import utcnow
 from bot.credits import CreditPolicy, Plan, Shortfall, ledger
 from bot.i18n import Text, nlazy
 from bot.jobs.notifier import FailureKind
@@ -37,10 +38,6 @@ from bot.store.inbox import HANDLING_UPDATE, InboxRepository
 SEEN_REFRESH = timedelta(minutes=5)
 #: how many chats and users the refresh memory holds before it starts afresh
 SEEN_MEMORY = 10_000
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ class JobService:
     def __init__(self, sessions: Sessions, *, deadline: timedelta,
                  quotas: Quotas = Quotas(), credits: CreditPolicy | None = None,
                  on_enqueued: Callable[[], None] | None = None,
-                 clock: Callable[[], datetime] = _utcnow, metrics: Metrics | None = None) -> None:
+                 clock: Callable[[], datetime] = utcnow, metrics: Metrics | None = None) -> None:
         self._sessions = sessions
         self._metrics = metrics
         self._deadline = deadline

@@ -15,12 +15,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from bot.aiart import AiartClient
 from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError
 from bot.aiart.models import TaskState
+from bot.backoff import full_jitter
+from bot.clock import utcnow
 from bot.images import PreparationSlots, PreparedImage
 from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.failures import (
@@ -31,16 +33,16 @@ from bot.jobs.failures import (
     GiveUp,
     Outcome,
     Retry,
-    backoff,
     classify,
     failure_of,
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, Notifier
+from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
 from bot.jobs.polling import PollSchedule, Schedule
 from bot.jobs.results import ResultFetcher
 from bot.jobs.writes import JobWrites
+from bot.leased import LeasedLoop
 from bot.metrics import Metrics
 from bot.operations.catalogue import InputImage, Operation
 from bot.store import JobRecord, JobRepository, JobState
@@ -48,10 +50,6 @@ from bot.store.db import Sessions, reading
 from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def service_outcome(error: BaseException | None) -> str:
@@ -93,6 +91,10 @@ REPEATED_CRASH = "it failed every time I tried; please send another photo"
 #: retries of a submission that cost nothing back off one step further for each this many seconds of job age
 UNCOUNTED_BACKOFF_STEP_S = 30.0
 
+#: a failed step's retries back off from this many seconds, doubling up to RETRY_CAP_S (full jitter)
+RETRY_BASE_S = 2.0
+RETRY_CAP_S = 60.0
+
 #: a slow job's status message shows its elapsed time in steps of this many seconds (one edit a step at most)
 PROGRESS_EVERY_S = 30.0
 
@@ -126,6 +128,18 @@ def _reason(failure: Failure) -> str | None:
     return str(failure.detail)[:1000] if failure.detail else None
 
 
+@dataclass(frozen=True)
+class _Claimed:
+    """A job claimed for one step, under a lease of that step's length."""
+
+    job: JobRecord
+    step: Callable[[JobRecord], Awaitable[None]]
+    lease: timedelta
+
+    def __str__(self) -> str:
+        return f"{self.job.id} ({self.step.__name__.strip('_')})"
+
+
 class Worker:
     """Drives jobs through their states against the service and the chat."""
 
@@ -133,7 +147,8 @@ class Worker:
                  operations: Mapping[str, Operation], *, handoff: ImageHandoff, fetcher: ResultFetcher,
                  config: WorkerConfig, schedule: Schedule | None = None,
                  clock: Callable[[], datetime] = utcnow, rng: random.Random | None = None,
-                 metrics: Metrics | None = None, alarm: ServiceAlarm | None = None) -> None:
+                 metrics: Metrics | None = None, alarm: ServiceAlarm | None = None,
+                 queued: asyncio.Event | None = None) -> None:
         self._sessions = sessions
         self._writes = JobWrites(sessions)
         self._client = client
@@ -148,94 +163,53 @@ class Worker:
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
         self._chat_slots = LendingSlots(config.chat_concurrency)
         self._preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
-        self._wake = asyncio.Event()
-        self._inflight: set[asyncio.Task[None]] = set()
         self.metrics = metrics or Metrics()
         self._alarm = alarm
         self._polls: dict[int, int] = {}  # job id -> status checks so far (this process's)
-        #: monotonic time the loop last turned (/readyz)
-        self.last_turn = time.monotonic()
+        self._loop: LeasedLoop[_Claimed] = LeasedLoop(
+            claim=self._claim, handle=self._take_step, release=self._release_own_leases,
+            capacity=config.batch, idle=config.idle_sleep, grace=config.shutdown_grace, noun="job",
+            until_due=self._until_due, renew=self._renew_lease,
+            # renewed three times a lease: a renewal that fails has two more rounds to go
+            renew_every=lambda claimed: claimed.lease.total_seconds() / 3,
+            # set by the job service as it queues a job (or by `wake()`): look for work at once
+            wake=queued)
 
-    # ---- loop -------------------------------------------------------------------------------------
+    # ---- the loop (bot.leased) -----------------------------------------------------------------
+
+    @property
+    def last_turn(self) -> float:
+        """Monotonic time the loop last turned (/readyz)."""
+        return self._loop.last_turn
 
     def wake(self) -> None:
         """Look for work now (called when a job was just queued)."""
-        self._wake.set()
+        self._loop.wake()
 
     async def tick(self) -> int:
         """Claim every due job (up to a batch per phase), take each one step, and wait for them all."""
-        steps = await self._claim_steps(self.config.batch)
-        await asyncio.gather(*(step() for step in steps))
-        return len(steps)
+        return await self._loop.once(self.config.batch)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until `stop` is set, then let in-flight steps finish and release what was claimed."""
-        await self._release_own_leases()
-        capacity = self.config.batch
-        while not stop.is_set():
-            self.last_turn = time.monotonic()
-            free = capacity - len(self._inflight)
-            if free > 0:
-                try:
-                    steps = await self._claim_steps(free)
-                except Exception:  # a database hiccup must not end the loop
-                    log.exception("claiming jobs failed; retrying shortly")
-                    steps = []
-                for step in steps:
-                    task = asyncio.create_task(step())
-                    self._inflight.add(task)
-                    task.add_done_callback(self._step_done)
-            # a claim that took fewer jobs than it could left nothing due; one that filled the
-            # capacity waits for a step to finish either way
-            await self._idle(stop)
-        await self.drain(self.config.shutdown_grace)
+        await self._loop.run(stop)
 
     async def drain(self, timeout: float) -> None:
         """Wait (at most `timeout` seconds) for in-flight steps, cancel the rest, then release this worker's leases."""
-        if self._inflight:
-            done, pending = await asyncio.wait(set(self._inflight), timeout=timeout)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-        await self._release_own_leases()
+        await self._loop.drain(timeout)
 
-    def _step_done(self, task: asyncio.Task[None]) -> None:
-        was_full = len(self._inflight) >= self.config.batch
-        self._inflight.discard(task)
-        if was_full:
-            # room again for work that was waiting. Below capacity the loop already sleeps only until the
-            # next due job (at most idle_sleep), and a claim on every finished step would take the
-            # database's write lock far more often, delaying every step's commit.
-            self._wake.set()
-
-    async def _idle(self, stop: asyncio.Event) -> None:
-        """Sleep until woken, stopped, or the next job falls due (at most idle_sleep)."""
-        delay = self.config.idle_sleep
-        if len(self._inflight) < self.config.batch:
-            due = await self._next_due()
-            if due is not None:
-                delay = min(delay, max(0.0, (due - self._clock()).total_seconds()))
-        waiters = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
-        try:
-            await asyncio.wait(waiters, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
-        self._wake.clear()
-
-    async def _next_due(self) -> datetime | None:
+    async def _until_due(self) -> float | None:
         async with reading(self._sessions) as session:
-            return await JobRepository(session).next_due_at((*SUBMIT_STATES, *POLL_STATES, *DELIVER_STATES))
+            due = await JobRepository(session).next_due_at((*SUBMIT_STATES, *POLL_STATES, *DELIVER_STATES))
+        return None if due is None else (due - self._clock()).total_seconds()
 
-    async def _release_own_leases(self) -> None:
+    async def _release_own_leases(self) -> int:
         async with self._sessions() as session, session.begin():
-            released = await JobRepository(session).release_all(owner=self.config.owner)
-        if released:
-            log.info("released %d job lease(s) held by %s", released, self.config.owner)
+            return await JobRepository(session).release_all(owner=self.config.owner)
 
-    async def _claim_steps(self, limit: int) -> list[Callable[[], Awaitable[None]]]:
+    async def _claim(self, limit: int) -> list[_Claimed]:
         """Claim due jobs, finishing work first (deliveries, then polls, then new submissions)."""
-        steps: list[Callable[[], Awaitable[None]]] = []
+        claimed: list[_Claimed] = []
         # a submission's try is counted as it is claimed, before its risky part, so an input that
         # crashes the process cannot loop forever
         phases = ((DELIVER_STATES, self.config.deliver_lease, self._deliver_step, False),
@@ -245,41 +219,26 @@ class Worker:
         async with self._sessions() as session, session.begin():
             repository = JobRepository(session)
             for states, lease, step, start_attempt in phases:
-                if len(steps) >= limit:
+                if len(claimed) >= limit:
                     break
                 jobs = await repository.claim(states, owner=self.config.owner, now=now, lease_for=lease,
-                                              limit=limit - len(steps), start_attempt=start_attempt)
-                steps.extend(self._guarded(step, job, lease) for job in jobs)
-        return steps
+                                              limit=limit - len(claimed), start_attempt=start_attempt)
+                claimed.extend(_Claimed(job, step, lease) for job in jobs)
+        return claimed
 
-    def _guarded(self, step: Callable[[JobRecord], Awaitable[None]], job: JobRecord,
-                 lease: timedelta) -> Callable[[], Awaitable[None]]:
-        async def run() -> None:
-            renewing = asyncio.create_task(self._renew_lease(job, lease))
-            try:
-                notice = pending_notice(job)
-                if notice is not None:
-                    await self._finish_failed(job, self._operations.get(job.operation), notice)
-                else:
-                    await step(job)
-            except Exception:
-                # the lease runs out and the job is picked up again; a bug must not kill the worker
-                log.exception("job %s: unexpected error in %s", job.id, step.__name__)
-            finally:
-                renewing.cancel()
-        return run
+    async def _take_step(self, claimed: _Claimed) -> None:
+        job = claimed.job
+        notice = pending_notice(job)
+        if notice is not None:
+            await self._finish_failed(job, self._operations.get(job.operation), notice)
+        else:
+            await claimed.step(job)
 
-    async def _renew_lease(self, job: JobRecord, lease: timedelta) -> None:
-        """Extend the lease while a step runs (until the step lets go of the job, or loses it)."""
-        while True:
-            await asyncio.sleep(lease.total_seconds() / 3)
-            try:
-                held = await self._writes.update(job.id, owner=self.config.owner, lease_until=self._clock() + lease)
-            except Exception:  # the next round tries again; the lease has two more rounds to go
-                log.warning("job %s: could not renew its lease", job.id, exc_info=True)
-                continue
-            if held is None:
-                return
+    async def _renew_lease(self, claimed: _Claimed) -> bool:
+        """Extend a job's lease while its step runs; False once the step let go of the job, or lost it."""
+        held = await self._writes.update(claimed.job.id, owner=self.config.owner,
+                                         lease_until=self._clock() + claimed.lease)
+        return held is not None
 
     # ---- state changes ---------------------------------------------------------------------------
 
@@ -289,6 +248,10 @@ class Worker:
         if updated is None:
             log.info("job %s: lease lost (cancelled or taken over); dropping this step", job.id)
         return updated
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before a failed step is tried again (bot.backoff): never before the other side's Retry-After."""
+        return full_jitter(attempt, base=RETRY_BASE_S, cap=RETRY_CAP_S, rng=self._rng, retry_after=retry_after)
 
     async def _reschedule(self, job: JobRecord, delay: float, **changes: object) -> None:
         when = self._clock() + timedelta(seconds=delay)
@@ -385,7 +348,7 @@ class Worker:
             return
         age = (self._clock() - job.created_at).total_seconds()
         round_ = max(job.attempts, 1 + int(age // UNCOUNTED_BACKOFF_STEP_S))
-        delay = backoff(round_, retry_after=retry_after, rng=self._rng)
+        delay = self._backoff(round_, retry_after)
         log.warning("job %s: submission failed (%s); trying again in %.1fs", job.id, why, delay)
         attempts = job.attempts if counted else job.attempts - 1
         await self._reschedule(job, delay, state=JobState.QUEUED, attempts=attempts)
@@ -413,7 +376,7 @@ class Worker:
             elif now >= job.deadline_at:
                 await self._finish_failed(job, operation, Failure(FailureKind.EXPIRED))
             else:
-                delay = backoff(2, retry_after=retry_after_of(error), rng=self._rng)
+                delay = self._backoff(2, retry_after_of(error))
                 log.warning("job %s: status check failed (%r); next in %.1fs", job.id, error, delay)
                 await self._reschedule(job, delay)
             return
@@ -449,14 +412,13 @@ class Worker:
     async def _show_progress(self, job: JobRecord, operation: Operation | None, age: float) -> str | None:
         """Edit a slow job's status message when what it says changes (at the service; then every
         PROGRESS_EVERY_S of elapsed time); the note now shown, or None when nothing was edited."""
-        show = getattr(self._notifier, "show_progress", None)
-        if show is None or operation is None or (job.status_message_id is None and job.inline_message_id is None):
+        if operation is None or (job.status_message_id is None and job.inline_message_id is None):
             return None
         elapsed = int(age // PROGRESS_EVERY_S) * int(PROGRESS_EVERY_S)
         note = f"running:{elapsed}"
         if note == job.progress:
             return None
-        return note if await show(job, operation, elapsed) else None
+        return note if await self._notifier.show_progress(job, operation, elapsed) else None
 
     # ---- deliver ---------------------------------------------------------------------------------
 
@@ -487,8 +449,8 @@ class Worker:
             return
         # From Telegram's answer until this commit, a crash makes the result go out twice: keep it short.
         answered = time.monotonic()
-        ids, files = (sent.message_ids, sent.files) if isinstance(sent, Delivered) else (sent, [])
-        delivered = await self._update(job, state=JobState.DELIVERED, sent_message_ids=ids, result_files=files,
+        delivered = await self._update(job, state=JobState.DELIVERED, sent_message_ids=sent.message_ids,
+                                       result_files=sent.files,
                                        finished_at=self._clock(), lease_owner=None, lease_until=None)
         if delivered is not None:
             self._finished(job, JobState.DELIVERED)
@@ -502,9 +464,7 @@ class Worker:
         """A result that could not be fetched or sent: try again later, or tell the user (if the chat still listens)."""
         outcome = _classified(error, DELIVER_FAILURES)
         if isinstance(outcome, Retry):
-            retry_after = retry_after_of(error)
-            await self._reschedule(job, retry_after if retry_after is not None
-                                   else backoff(2, rng=self._rng))
+            await self._reschedule(job, self._backoff(2, retry_after_of(error)))
         else:
             log.warning("job %s: delivery failed for good: %s", job.id, error)
             await self._finish_failed(job, operation, failure_of(error, outcome))

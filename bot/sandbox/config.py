@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,10 +39,11 @@ class SandboxConfig:
 
     api_key: str = field(default="sandbox-key", repr=False)
     task_seconds: float = 3.0
-    #: (operation, task_id) -> seconds a task stays at status 0; overrides task_seconds when set. A
-    #: callable that also takes a keyword `input_pixels` is called once the task's images are loaded,
-    #: with the largest one's pixel count (None without a readable image), so time can grow with size
+    #: (operation, task_id) -> seconds a task stays at status 0; overrides task_seconds when set
     task_duration: Callable[[str, str], float] | None = None
+    #: (operation, task_id, input_pixels) -> seconds, called once the task's images are loaded with the largest
+    #: one's pixel count (None without a readable image), so time can grow with size; overrides task_duration
+    task_duration_by_size: Callable[[str, str, int | None], float] | None = None
     credits: int = 1000
     #: None turns rate limiting off; otherwise a token bucket with burst max(1, rate)
     rate_limit_per_s: float | None = None
@@ -61,6 +61,8 @@ class SandboxConfig:
     #: say "sandbox" in every /v1 answer (a header), so a client marks its test pictures as such; off only
     #: where the sandbox stands in for the real service, as in the tests of what users of the real one see
     announce: bool = True
+    #: operations from outside the bot's package (bot.operations.registry.Extra)
+    extra_operations: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.api_key:
@@ -76,20 +78,15 @@ class SandboxConfig:
 
     @property
     def duration_needs_input(self) -> bool:
-        """Whether task_duration wants the input's size (it has an `input_pixels` parameter)."""
-        if self.task_duration is None:
-            return False
-        try:
-            return "input_pixels" in inspect.signature(self.task_duration).parameters
-        except (TypeError, ValueError):  # a callable whose signature cannot be read takes the plain form
-            return False
+        """Whether a task's duration waits for its input's size (task_duration_by_size)."""
+        return self.task_duration_by_size is not None
 
     def duration_of(self, operation: str, task_id: str, input_pixels: int | None = None) -> float:
         """Seconds the task stays in progress before it finishes."""
-        if self.task_duration is None:
-            return self.task_seconds
-        if self.duration_needs_input:
-            duration = self.task_duration(operation, task_id, input_pixels=input_pixels)  # type: ignore[call-arg]
-        else:
+        if self.task_duration_by_size is not None:
+            duration = self.task_duration_by_size(operation, task_id, input_pixels)
+        elif self.task_duration is not None:
             duration = self.task_duration(operation, task_id)
+        else:
+            return self.task_seconds
         return max(0.0, float(duration))

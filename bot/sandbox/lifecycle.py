@@ -137,7 +137,8 @@ class TaskRunner:
         try:
             inputs = loaded or {role: await self._loader.load(reference) for role, reference in spec.images.items()}
             async with self._render_slots:
-                rendering = await asyncio.to_thread(render, spec.operation, spec.params, inputs)
+                rendering = await asyncio.to_thread(render, spec.operation, spec.params, inputs,
+                                                    self._config.extra_operations)
         except InputError as error:
             return Outcome(failure=str(error))
         except Exception:

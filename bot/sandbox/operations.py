@@ -14,11 +14,11 @@ from bot.sandbox.renderers.base import Params, SandboxOperation
 __all__ = ["InputError", "Rendering", "SandboxOperation", "operations", "render"]
 
 
-def operations() -> dict[str, SandboxOperation]:
-    """Every registered operation's endpoint, keyed by the service's name for it."""
-    return {module.SANDBOX.name: module.SANDBOX for module in registry.renderers()}
+def operations(extra: registry.Extra = ()) -> dict[str, SandboxOperation]:
+    """Every registered operation's endpoint (and `extra`'s), keyed by the service's name for it."""
+    return {module.SANDBOX.name: module.SANDBOX for module in registry.renderers(extra)}
 
 
-def render(operation: str, params: Params, inputs: dict[str, bytes]) -> Rendering:
+def render(operation: str, params: Params, inputs: dict[str, bytes], extra: registry.Extra = ()) -> Rendering:
     """Do the work of one task; raises InputError when an input cannot be used."""
-    return operations()[operation].render(params, {role: decode(data) for role, data in inputs.items()}, inputs)
+    return operations(extra)[operation].render(params, {role: decode(data) for role, data in inputs.items()}, inputs)

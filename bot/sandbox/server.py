@@ -63,7 +63,7 @@ def build_app(context: ServiceContext) -> web.Application:
     # room for a JSON body carrying two BASE64 images of the maximum size
     app = web.Application(middlewares=[routes.record, routes.announce, routes.gate],
                           client_max_size=context.config.max_image_bytes * 3 + 1024 * 1024)
-    for operation in operations().values():
+    for operation in operations(context.config.extra_operations).values():
         app.router.add_post(operation.path, routes.task_creator(operation))
     app.router.add_get("/v1/aiart/tasks/{task_id}", routes.get_task)
     app.router.add_get("/v1/aiart/credentials", routes.get_sdk_token)

@@ -38,7 +38,6 @@ NOTICE = "notice"
 _CLAIMABLE = (PENDING, NOTICE)
 
 
-
 @dataclass(frozen=True)
 class Handling:
     """One run of an update's handlers: the update, and a token no other run has."""
@@ -65,6 +64,9 @@ class InboxItem:
     chat_id: int | None
     state: str
     attempts: int
+
+    def __str__(self) -> str:  # what a log line names it by (the payload holds what people wrote)
+        return str(self.update_id)
 
 
 def _free(table: Any, now: Any) -> Any:

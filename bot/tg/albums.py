@@ -13,12 +13,12 @@ from dataclasses import replace
 
 from telegram import ForceReply, Message
 from telegram.constants import ChatType
-from telegram.ext import Application, CallbackContext, ContextTypes
+from telegram.ext import Application
 
 from bot.i18n import tr
 from bot.operations.catalogue import Operation
 from bot.tg import pending, texts
-from bot.tg.context import DEPS_KEY, Deps, deps, language_for, sender_id
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.inputs import FileInput, problem_with
 from bot.tg.pending import PENDING_KEY, WaitingRequest
 from bot.tg.queueing import queue, refuse
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 ALBUM_QUIET_S = 1.5
 
 
-async def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+async def collect_album(context: CustomContext, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput]) -> None:
     """Take the rest of the album `source` belongs to, then queue the job once no item came for a moment."""
     user_id = sender_id(source) or 0  # as continue_pending looks it up: an anonymous admin is their sender chat
@@ -42,7 +42,7 @@ async def collect_album(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     context.application.create_task(_await_quiet(context, user_id, request), name=f"album-{source.media_group_id}")
 
 
-async def add_item(context: ContextTypes.DEFAULT_TYPE, message: Message, user_id: int, request: WaitingRequest,
+async def add_item(context: CustomContext, message: Message, user_id: int, request: WaitingRequest,
                    images: list[FileInput]) -> bool:
     """Add an item of the album being collected (a video or a bad file counts as seen, adding no image);
     True when the message was one of its items."""
@@ -66,7 +66,7 @@ async def add_item(context: ContextTypes.DEFAULT_TYPE, message: Message, user_id
     return True
 
 
-async def _await_quiet(context: ContextTypes.DEFAULT_TYPE, user_id: int, request: WaitingRequest) -> None:
+async def _await_quiet(context: CustomContext, user_id: int, request: WaitingRequest) -> None:
     """Queue the album when its quiet time runs out (on time; the replicas' sweep is the fallback)."""
     while True:
         await asyncio.sleep(ALBUM_QUIET_S)
@@ -78,12 +78,10 @@ async def _await_quiet(context: ContextTypes.DEFAULT_TYPE, user_id: int, request
 
 async def queue_due_albums(application: Application) -> int:
     """Queue every album whose items stopped coming ALBUM_QUIET_S ago (this replica's or another's); how many."""
-    d: Deps = application.bot_data[DEPS_KEY]
-    if d.conversations is None:
-        return 0
+    d = application.bot_data.deps
     due = await d.conversations.take_due(PENDING_KEY)
     for row in due:
-        context = CallbackContext(application, chat_id=row.chat_id, user_id=int(row.key))
+        context = CustomContext(application, chat_id=row.chat_id, user_id=int(row.key))
         try:
             await _queue(context, int(row.key), WaitingRequest.of_data(row.data, application.bot))
         except Exception:  # one album's failure must not stop the others
@@ -91,7 +89,7 @@ async def queue_due_albums(application: Application) -> int:
     return len(due)
 
 
-async def _queue(context: ContextTypes.DEFAULT_TYPE, user_id: int, request: WaitingRequest) -> None:
+async def _queue(context: CustomContext, user_id: int, request: WaitingRequest) -> None:
     """Queue a closed album's job, or say why not (too many images), or ask for the image it lacks."""
     operation = deps(context).operations[request.operation]
     language = await language_for(context, request.source)
@@ -108,7 +106,7 @@ async def _queue(context: ContextTypes.DEFAULT_TYPE, user_id: int, request: Wait
         await reply(request.source, tr(language, texts.ALBUM_ONLY_CAPTIONED))
 
 
-async def _ask_for_rest(context: ContextTypes.DEFAULT_TYPE, user_id: int, operation: Operation,
+async def _ask_for_rest(context: CustomContext, user_id: int, operation: Operation,
                         request: WaitingRequest, language: str) -> None:
     """An album in a group brought fewer images than needed (privacy mode kept the others from the bot): wait
     for the rest as any two-image request does, asking for it as a reply, which privacy mode lets through."""

@@ -1,4 +1,6 @@
-"""Every callback query is answered exactly once, whatever became of its update.
+"""What handlers answer with, shared: a button press answered (exactly once), an admin's refusal.
+
+Every callback query is answered exactly once, whatever became of its update.
 
 Telegram shows a spinner on a pressed button until the bot answers the query, and refuses a second
 answer ("query is too old … or query ID is invalid"). Handlers answer as they decide; the request
@@ -11,14 +13,15 @@ from __future__ import annotations
 
 import logging
 
-from telegram import Update
+from telegram import CallbackQuery, Update
+from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import Application
 
+from bot.tg.context import CustomContext
+
 log = logging.getLogger(__name__)
 
-#: where the application keeps its AnsweredQueries
-ANSWERS_KEY = "answered_queries"
 #: answered query ids remembered (a query is settled within moments of its answer)
 _KEPT = 4096
 
@@ -43,7 +46,7 @@ class AnsweredQueries:
 async def settle(application: Application, update: Update) -> None:
     """Answer the update's callback query unless an answer was sent for it already."""
     query = update.callback_query
-    answered: AnsweredQueries | None = application.bot_data.get(ANSWERS_KEY)
+    answered = application.bot_data.answered
     if query is None or answered is None or query.id in answered:
         return
     try:
@@ -52,3 +55,32 @@ async def settle(application: Application, update: Update) -> None:
         log.info("could not answer the button press of update %s: %s", update.update_id, error)
     except Exception:  # an answer is a courtesy: it must never break what called it
         log.warning("could not answer the button press of update %s", update.update_id, exc_info=True)
+
+
+async def answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
+    """Answer a button press (a query too old to answer is not worth an error)."""
+    try:
+        await query.answer(text, show_alert=alert)
+    except TelegramError:
+        return
+
+
+#: who counts as a group's admin
+ADMIN_STATUSES = frozenset({ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR})
+
+
+async def admin_refusal(context: CustomContext, chat_id: int, user_id: int | None,
+                        sender_chat_id: int | None, *, not_admin: str, check_failed: str) -> str | None:
+    """None when the sender is an admin of the group (asked with getChatMember); else `not_admin`, or
+    `check_failed` when Telegram could not tell (failing closed)."""
+    if sender_chat_id is not None:
+        # only the group's admins can speak as the group itself; a channel posting here is no admin
+        return None if sender_chat_id == chat_id else not_admin
+    if user_id is None:
+        return not_admin
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError as error:
+        log.warning("could not check admin status in chat %s: %s", chat_id, error)
+        return check_failed
+    return None if member.status in ADMIN_STATUSES else not_admin

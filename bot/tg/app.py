@@ -17,13 +17,13 @@ from telegram import (
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
+from bot.chats.stored_inputs import StoredInputs
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, tr
-from bot.jobs.stored_inputs import StoredInputs
 from bot.media import MediaLinks
 from bot.metrics import Metrics
 from bot.tg import followups, texts
-from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
-from bot.tg.context import DEPS_KEY, Deps
+from bot.tg.answers import AnsweredQueries
+from bot.tg.context import CONTEXT_TYPES, Deps
 from bot.tg.handlers import (
     credits,
     groups,
@@ -69,15 +69,16 @@ def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool 
     updates_request = AiohttpRequest(connections=1, read_timeout=read_timeout)
     request.metrics = updates_request.metrics = metrics
     answered = request.answered = AnsweredQueries()
-    builder = (ApplicationBuilder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
-               .request(request).get_updates_request(updates_request).concurrent_updates(16))
+    builder = (ApplicationBuilder().token(token).context_types(CONTEXT_TYPES).base_url(f"{api_url}/bot")
+               .base_file_url(f"{api_url}/file/bot").request(request).get_updates_request(updates_request)
+               .concurrent_updates(16))
     if rate_limit:
         # stays under Telegram's flood limits (per bot, private chat and group) and waits out any 429
         builder = builder.rate_limiter(TelegramRateLimiter(max_retries=3))
     application = builder.build()
-    application.bot_data[DEPS_KEY] = deps
-    application.bot_data[ANSWERS_KEY] = answered
     router = Router()
+    shared = application.bot_data  # PTB makes it (ContextTypes) with the application: given here, once
+    shared.deps, shared.router, shared.answered = deps, router, answered
     for module in HANDLER_MODULES:
         module.register(application, router)
     return application
@@ -95,8 +96,8 @@ async def announce_commands(application: Application) -> None:
     gets theirs too. Per language: English is the default (no language_code), every other language its own, so Telegram
     shows each person the menu in their app's language.
     """
-    router: Router = application.bot_data[messages.ROUTER_KEY]
-    admins = sorted(application.bot_data[DEPS_KEY].access.admins)
+    router = application.bot_data.router
+    admins = sorted(application.bot_data.deps.access.admins)
     bot = application.bot
     calls: list[Awaitable[None]] = []
     for code in LANGUAGES:
@@ -130,7 +131,7 @@ def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lamb
                  stored: StoredInputs | None = None, media: MediaLinks | None = None) -> TelegramNotifier:
     """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
     inline-mode results for a person who never started the bot."""
-    d: Deps = application.bot_data[DEPS_KEY]
+    d = application.bot_data.deps
     return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
                             keyboard=lambda job, operation: followups.keyboard(
                                 job, operation, d.operations, d.app_links, application.bot.username))

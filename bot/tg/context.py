@@ -1,27 +1,26 @@
-"""What handlers share: the services they call, kept in the application's bot_data."""
+"""What handlers share: the services they call and the bot's own state, in PTB's typed context (ContextTypes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from telegram import Message, Update
-from telegram.ext import ContextTypes
+from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from bot.aiart import AiartClient
+from bot.chats.conversations import Conversations
+from bot.chats.languages import ChosenLanguages, LanguageChoices
+from bot.chats.people import PeopleService
 from bot.credits import CreditService
 from bot.i18n import DEFAULT_LANGUAGE, language_of
-from bot.jobs.conversations import Conversations
-from bot.jobs.languages import ChosenLanguages, LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg.miniapp import AppLinks
 
-DEPS_KEY = "deps"
 #: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
 ANONYMOUS_ADMIN_ID = 1087968824
 CHANNEL_SENDER_ID = 136817688
@@ -51,37 +50,76 @@ class Access:
 
 @dataclass(frozen=True)
 class Deps:
-    """The handlers' dependencies."""
+    """The handlers' dependencies, every one given (tests build them with tests.harness.deps.make_deps)."""
 
     jobs: JobService
     operations: dict[str, Operation]
     styles: StyleCatalogue
     client: AiartClient
-    access: Access = Access()
-    #: preferences, history and follow-ups (None: their features are off, as in old wiring)
-    people: PeopleService | None = None
-    #: credits and payments (None: credits are off, as in tests that build Deps by hand)
-    credits: CreditService | None = None
-    #: the /language choices (None: everyone gets their Telegram app's language)
-    languages: LanguageChoices | None = None
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    access: Access
+    #: preferences, history and follow-ups
+    people: PeopleService
+    #: credits and payments
+    credits: CreditService
+    #: the /language choices
+    languages: LanguageChoices
     #: conversation state shared by every replica (a face swap's first photo, an album, a picker's photos)
-    conversations: Conversations | None = None
+    conversations: Conversations
     #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)
-    app_links: AppLinks | None = None
+    app_links: AppLinks | None
+    clock: Callable[[], datetime]
 
 
-def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
-    """The dependencies stored at start-up."""
-    return context.application.bot_data[DEPS_KEY]
+if TYPE_CHECKING:
+    from bot.tg.answers import AnsweredQueries
+    from bot.tg.handlers.inline import FeedbackWatch
+    from bot.tg.handlers.router import Router
+
+#: tells a chat that floods the bot, once per flood, that some of its messages were skipped
+FloodNotice = Callable[[Update], Awaitable[None]]
 
 
-def conversations(context: ContextTypes.DEFAULT_TYPE) -> Conversations:
+class BotData:
+    """What every handler shares, as PTB's typed `bot_data`: given once, as the application is built (bot.tg.app)."""
+
+    #: the services handlers call
+    deps: Deps
+    #: command names to handlers, and the command menus
+    router: Router
+    #: the flood notice (bot.tg.handlers.messages)
+    flood_notice: FloodNotice
+    #: warns once when inline feedback is off (bot.tg.handlers.inline)
+    feedback: FeedbackWatch
+
+    def __init__(self) -> None:
+        #: the button presses this process answered (bot.tg.answers); None: presses are never settled here
+        self.answered: AnsweredQueries | None = None
+        #: when each refused sender was last told the bot is private, and last logged (bot.tg.handlers.messages)
+        self.refused: dict[int | None, float] = {}
+        self.refused_logged: dict[int | None, float] = {}
+
+
+class CustomContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]):
+    """The context every handler gets, with the typed BotData."""
+
+    @property
+    def deps(self) -> Deps:
+        """The handlers' dependencies."""
+        return self.bot_data.deps
+
+
+#: given to the ApplicationBuilder, so PTB makes a CustomContext and a BotData
+CONTEXT_TYPES = ContextTypes(context=CustomContext, bot_data=BotData)
+
+
+def deps(context: CustomContext) -> Deps:
+    """The dependencies given at start-up."""
+    return context.bot_data.deps
+
+
+def conversations(context: CustomContext) -> Conversations:
     """The conversation state every replica shares (in the database)."""
-    store = deps(context).conversations
-    if store is None:
-        raise RuntimeError("the handlers' dependencies have no conversation store")
-    return store
+    return deps(context).conversations
 
 
 def sender_id(message: Message | None) -> int | None:
@@ -127,7 +165,7 @@ def never_dropped(update: Update) -> bool:
 _CHOICES_SEEN = "choices_seen"
 
 
-async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | None = None, *,
+async def language_for(context: CustomContext, message: Message | None = None, *,
                        update: Update | None = None) -> str:
     """The language to speak to whoever sent `message` (or `update`), where they are.
 
@@ -138,13 +176,13 @@ async def language_for(context: ContextTypes.DEFAULT_TYPE, message: Message | No
     return language_of(chosen.chat or chosen.user or code or DEFAULT_LANGUAGE)
 
 
-async def person_settings(context: ContextTypes.DEFAULT_TYPE, message: Message) -> dict[str, Any]:
+async def person_settings(context: CustomContext, message: Message) -> dict[str, Any]:
     """The settings the sender of `message` chose (/settings), read with their language once per update."""
     chosen, _ = await _choices(context, message, None)
     return chosen.user_settings
 
 
-async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
+async def _choices(context: CustomContext, message: Message | None,
                    update: Update | None) -> tuple[ChosenLanguages, str | None]:
     """What the group and the person chose, and the person's app language."""
     if message is None and update is not None:
@@ -155,12 +193,11 @@ async def _choices(context: ContextTypes.DEFAULT_TYPE, message: Message | None,
     key = (chat.id if group else None, user.id if user else None)
     seen: dict[tuple[int | None, int | None], ChosenLanguages] = vars(context).setdefault(_CHOICES_SEEN, {})
     if key not in seen:
-        choices = deps(context).languages
-        seen[key] = (await choices.chosen(chat_id=key[0], user_id=key[1])
-                     if choices is not None and key != (None, None) else ChosenLanguages())
+        seen[key] = (await deps(context).languages.chosen(chat_id=key[0], user_id=key[1])
+                     if key != (None, None) else ChosenLanguages())
     return seen[key], user.language_code if user else None
 
 
-def forget_languages(context: ContextTypes.DEFAULT_TYPE) -> None:
+def forget_languages(context: CustomContext) -> None:
     """Drop this update's looked-up languages (after /language changed one)."""
     vars(context).pop(_CHOICES_SEEN, None)

@@ -12,7 +12,6 @@ from telegram.ext import Application
 from bot.store.db import Sessions
 from bot.store.send_slots import ChatSendRepository
 from bot.tg.albums import queue_due_albums
-from bot.tg.context import DEPS_KEY
 from bot.tg.heartbeats import HEARTBEAT_S, Heartbeat
 
 log = logging.getLogger(__name__)
@@ -53,9 +52,7 @@ class Housekeeping:
         await self._heartbeat.leave()
 
     async def _cleanup(self) -> None:
-        conversations = self._application.bot_data[DEPS_KEY].conversations
-        if conversations is not None:
-            await conversations.cleanup()
+        await self._application.bot_data.deps.conversations.cleanup()
         if self._shared:
             async with self._sessions() as session, session.begin():
                 await ChatSendRepository(session).forget_idle()

@@ -23,18 +23,20 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from telegram import Update
 from telegram.ext import Application
 
+from bot.clock import utcnow
+from bot.leased import LeasedLoop
 from bot.metrics import Metrics
 from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
-from bot.tg.context import never_dropped, update_sender_id
-from bot.tg.intake import CHAT_SHARE, FLOOD_NOTICE_KEY, FLOOD_QUIET_S, SENDER_SHARE, FloodNotice
+from bot.tg.context import FloodNotice, never_dropped, update_sender_id
+from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 
 log = logging.getLogger(__name__)
 
@@ -45,34 +47,28 @@ KEEP_HANDLED = timedelta(days=1)
 _FORGET_EVERY_S = 600.0
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 class UpdateInbox:
     """Stores webhook updates durably and handles them, fairly across chats, on every replica."""
 
     def __init__(self, application: Application, sessions: Sessions,
                  already_handled: Callable[[int], Awaitable[bool]], *, owner: str, lease: timedelta,
                  grace: float, concurrency: int = 16, idle: float = 0.5, metrics: Metrics | None = None,
-                 flood_notice: FloodNotice | None = None, clock: Callable[[], datetime] = _utcnow) -> None:
+                 flood_notice: FloodNotice | None = None, clock: Callable[[], datetime] = utcnow) -> None:
         self._application = application
         self._sessions = sessions
         self._already_handled = already_handled
         self._owner = owner
         self._lease = lease
         self._grace = grace
-        self._concurrency = concurrency
-        self._idle = idle
         self._metrics = metrics or Metrics()
-        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._flood_notice = flood_notice
         self._clock = clock
-        self._wake = asyncio.Event()
-        self._inflight: dict[int, asyncio.Task[None]] = {}
         self._answering: set[asyncio.Task[None]] = set()  # answers to presses dropped in a flood
         self._forgotten_at = 0.0
-        #: monotonic time the loop last turned (/readyz)
-        self.last_turn = time.monotonic()
+        # a finished update wakes the loop: its chat's next update may start now
+        self._loop: LeasedLoop[InboxItem] = LeasedLoop(
+            claim=self._claim, handle=self._handle, release=self._release_own, capacity=concurrency, idle=idle,
+            grace=grace, noun="update", wake_on_done=True)
 
     # ---- storing (the webhook) ------------------------------------------------------------------
 
@@ -100,11 +96,11 @@ class UpdateInbox:
         if not stored:
             log.info("update %s arrived again; it is stored already", update_id)
         elif state == PENDING:
-            self._wake.set()
+            self._loop.wake()
         else:
             log.warning("chat %s is flooding the bot: update %s dropped", chat_id, update_id)
             if state == NOTICE:
-                self._wake.set()  # whoever claims it sends the notice, and answers the press
+                self._loop.wake()  # whoever claims it sends the notice, and answers the press
             elif update.callback_query is not None:
                 # never claimed: its press is answered here, without holding up the webhook's answer
                 task = asyncio.create_task(settle(self._application, update))
@@ -113,40 +109,19 @@ class UpdateInbox:
 
     # ---- handling -------------------------------------------------------------------------------
 
+    @property
+    def last_turn(self) -> float:
+        """Monotonic time the loop last turned (/readyz)."""
+        return self._loop.last_turn
+
     async def run(self, stop: asyncio.Event) -> None:
         """Claim and handle updates until `stop`; then let handlers finish (bounded) and release the rest."""
-        await self._release_own()
-        while not stop.is_set():
-            self.last_turn = time.monotonic()
-            free = self._concurrency - len(self._inflight)
-            if free > 0:
-                try:
-                    items = await self._claim(free)
-                except Exception:  # a database hiccup must not end the loop
-                    log.exception("claiming updates failed; retrying shortly")
-                    items = []
-                for item in items:
-                    task = asyncio.create_task(self._handle(item))
-                    self._inflight[item.update_id] = task
-                    task.add_done_callback(lambda _, update_id=item.update_id: self._done(update_id))
-            await self._forget_old()
-            await self._sleep(stop)
-        await self._finish()
-
-    def _done(self, update_id: int) -> None:
-        self._inflight.pop(update_id, None)
-        self._wake.set()  # the chat's next update may start now
-
-    async def _sleep(self, stop: asyncio.Event) -> None:
-        waiters = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
-        try:
-            await asyncio.wait(waiters, timeout=self._idle, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
-        self._wake.clear()
+        await self._loop.run(stop)
+        if self._answering:
+            await asyncio.wait(list(self._answering), timeout=self._grace)
 
     async def _claim(self, limit: int) -> list[InboxItem]:
+        await self._forget_old()
         async with self._sessions() as session, session.begin():
             return await InboxRepository(session).claim(owner=self._owner, now=self._clock(), lease_for=self._lease,
                                                         limit=limit)
@@ -188,11 +163,9 @@ class UpdateInbox:
             log.exception("could not check update %s against the handled ones", update_id)
             return False
 
-    async def _release_own(self) -> None:
+    async def _release_own(self) -> int:
         async with self._sessions() as session, session.begin():
-            released = await InboxRepository(session).release_all(owner=self._owner)
-        if released:
-            log.info("released %d update lease(s) held by %s before a restart", released, self._owner)
+            return await InboxRepository(session).release_all(owner=self._owner)
 
     async def _forget_old(self) -> None:
         if time.monotonic() - self._forgotten_at < _FORGET_EVERY_S:
@@ -203,19 +176,3 @@ class UpdateInbox:
                 await InboxRepository(session).forget(before=self._clock() - KEEP_HANDLED)
         except Exception:
             log.warning("could not forget old updates", exc_info=True)
-
-    async def _finish(self) -> None:
-        if self._answering:
-            await asyncio.wait(list(self._answering), timeout=self._grace)
-        tasks = list(self._inflight.values())
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=self._grace)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            if pending:
-                log.warning("%d update(s) still being handled were cancelled; they stay in the inbox", len(pending))
-        try:
-            await self._release_own()
-        except Exception:
-            log.warning("could not release update leases; they run out by themselves", exc_info=True)

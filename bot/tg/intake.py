@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,9 +16,10 @@ from telegram.ext import Application
 
 from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
-from bot.tg.context import is_payment, never_dropped, update_sender_id
+from bot.tg.context import FloodNotice, is_payment, never_dropped, update_sender_id
+from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 from bot.tg.notifier import retry_seconds
-from bot.waiting import ON_WAIT
+from bot.waiting import LendingSlots
 
 log = logging.getLogger(__name__)
 
@@ -26,20 +27,11 @@ log = logging.getLogger(__name__)
 FETCH_LIMIT = 100
 #: after a fetch that brought nothing new, the longest wait for a handler to finish before fetching again
 REFETCH_WAIT_S = 0.5
-#: updates one chat may hold (being handled or waiting for its turn); beyond that they are dropped
-CHAT_SHARE = 10
-#: updates one sender (a user, or an anonymous sender's chat) may hold across all chats
-SENDER_SHARE = 20
-#: a chat with an update dropped less than this long ago is still in the same flood: no second notice
-FLOOD_QUIET_S = 60.0
 #: chats remembered as flooding before those quiet for FLOOD_QUIET_S are forgotten
 _FLOODS_KEPT = 1024
 #: how often the record of updates that made a job is pruned (bot.store.inbox)
 FORGET_EVERY_S = 600.0
 
-FloodNotice = Callable[[Update], Awaitable[None]]
-#: where the application keeps its FloodNotice when the intake is not given one
-FLOOD_NOTICE_KEY = "flood_notice"
 
 
 @dataclass
@@ -48,44 +40,6 @@ class _Lane:
 
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     in_flight: int = 0
-
-
-class _Slot:
-    """One handler slot of the shared semaphore, which a handler gives back while it waits on a chat's flood limit."""
-
-    def __init__(self, slots: asyncio.Semaphore, detach: Callable[[], None]) -> None:
-        self._slots = slots
-        self._detach = detach
-        self._held = False
-        self._owner: asyncio.Task[object] | None = None
-
-    async def __aenter__(self) -> None:
-        await self._slots.acquire()
-        self._held = True
-        self._owner = asyncio.current_task()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._give_back()
-
-    def _give_back(self) -> None:
-        if self._held:
-            self._held = False
-            self._slots.release()
-
-    @contextlib.asynccontextmanager
-    async def waiting(self) -> AsyncIterator[None]:
-        """While the handler waits to post in a chat over its flood limit (set as ON_WAIT): let the update
-        be confirmed, and free the slot and the chat's turn."""
-        if asyncio.current_task() is not self._owner or not self._held:
-            yield  # a task the handler started inherits ON_WAIT, but the slot and the update are not its own
-            return
-        self._detach()
-        self._give_back()
-        try:
-            yield
-        finally:
-            await self._slots.acquire()  # cancelled here, the slot stays given back: nothing to release
-            self._held = True
 
 
 class UpdateIntake:
@@ -122,7 +76,7 @@ class UpdateIntake:
         self._forgotten_at: float | None = None
         self._allowed = allowed_updates
         self._concurrency = concurrency
-        self._slots = asyncio.Semaphore(concurrency)
+        self._slots = LendingSlots(concurrency)
         self._poll_timeout = poll_timeout
         self._grace = grace
         self._handling: dict[int, asyncio.Task[None]] = {}
@@ -136,7 +90,7 @@ class UpdateIntake:
         self._progress = asyncio.Event()
         self._senders: dict[int, int] = {}  # sender -> updates held, only senders with some
         self._floods: dict[int, float] = {}  # chat -> when an update of it was last dropped
-        self._flood_notice = flood_notice or application.bot_data.get(FLOOD_NOTICE_KEY)
+        self._flood_notice = flood_notice
         self._notices: set[asyncio.Task[None]] = set()
         self._answering: set[asyncio.Task[None]] = set()  # answers to presses skipped or dropped
         self._clock = time.monotonic
@@ -308,9 +262,7 @@ class UpdateIntake:
                 await lane.turn.acquire()
                 holds_turn = True
             # a payment waits for no shared slot: it gets one of its own (and still detaches to wait to post)
-            slot = _Slot(self._slots if slotted else asyncio.Semaphore(1), detach)
-            async with slot:
-                ON_WAIT.set(slot.waiting)  # this task's own context: the rate limiter finds it there
+            async with (self._slots if slotted else LendingSlots(1)).hold(on_lend=detach):
                 HANDLING_UPDATE.set(Handling(update.update_id))  # a job stored by its handler marks it handled
                 try:
                     await self._application.process_update(update)
@@ -446,3 +398,25 @@ async def poll_while_leader(lock: PollerLock, make_intake: Callable[[], UpdateIn
             await asyncio.gather(watching, return_exceptions=True)
             await lock.release()
         announced = False
+
+
+class LeaderPolling:
+    """Long polling on whichever replica holds the poller lock (poll_while_leader), a new intake each time."""
+
+    def __init__(self, lock: PollerLock, make_intake: Callable[[], UpdateIntake]) -> None:
+        self._lock = lock
+        self._make_intake = make_intake
+        self._intake: UpdateIntake | None = None
+
+    @property
+    def last_turn(self) -> float:
+        """Monotonic time the intake last turned (/readyz); now while this replica waits for the lock."""
+        return self._intake.last_turn if self._intake is not None else time.monotonic()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Poll while this replica leads, until `stop`."""
+        await poll_while_leader(self._lock, self._new_intake, stop)
+
+    def _new_intake(self) -> UpdateIntake:
+        self._intake = self._make_intake()
+        return self._intake

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.credits.packs import Pack
 from bot.i18n import Text, render, tr
 from bot.operations.catalogue import Operation
 from bot.operations.styles import Style, StyleGroup
+from bot.tg import texts
 
 MENU_PREFIX = "op"
 STYLE_PREFIX = "st"
@@ -91,3 +93,14 @@ def argument_keyboard(language: str, kind: str, operation: Operation,
     buttons = [InlineKeyboardButton(render(language, label), callback_data=data) for label, argument in offered
                if len((data := f"{kind}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
     return InlineKeyboardMarkup(rows(buttons, 3)) if buttons else None
+
+
+#: a pack button's callback data: buy:<credits>:<stars>
+BUY_PREFIX = "buy:"
+
+
+def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
+    """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
+    return InlineKeyboardMarkup([[InlineKeyboardButton(
+        texts.pack_button(language, pack.credits, pack.stars),
+        callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])

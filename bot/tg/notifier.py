@@ -10,10 +10,10 @@ from telegram import Bot, InlineKeyboardMarkup, InputMediaDocument, InputMediaPh
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.chats.stored_inputs import StoredInputs, is_stored
 from bot.i18n import N_, lazy, tr
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
-from bot.jobs.stored_inputs import StoredInputs, is_stored
 from bot.media import MediaLinks
 from bot.operations.catalogue import Operation, ResultKind
 from bot.store import JobRecord

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 from telegram import ForceReply, Message
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
 from bot.i18n import tr
 from bot.operations.catalogue import Operation
 from bot.tg import albums, pending, texts
-from bot.tg.context import deps, language_for, sender_id
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.inputs import FileInput
 from bot.tg.pending import WaitingRequest
 from bot.tg.queueing import queue
 from bot.tg.replies import reply, show
 
 
-async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+async def wait_for_more(context: CustomContext, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput], *, editable: Message | None = None) -> None:
     """Remember a two-image request and ask for what is missing (albums bring the rest by themselves)."""
     if source.media_group_id and images and source.chat.type != ChatType.PRIVATE:
@@ -34,7 +33,7 @@ async def wait_for_more(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     await _ask_for_next(context, operation, source, have_first=bool(images), editable=editable, hint=True)
 
 
-async def _ask_for_next(context: ContextTypes.DEFAULT_TYPE, operation: Operation, message: Message, *,
+async def _ask_for_next(context: CustomContext, operation: Operation, message: Message, *,
                         have_first: bool, editable: Message | None = None, hint: bool = False) -> None:
     """Ask for a two-image request's next photo (in a group, as a reply to this prompt)."""
     language = await language_for(context, message)
@@ -54,7 +53,7 @@ async def _ask_for_next(context: ContextTypes.DEFAULT_TYPE, operation: Operation
         await show(message, text, editable)
 
 
-async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int, language: str) -> str | None:
+async def take_expired(context: CustomContext, user_id: int, chat_id: int, language: str) -> str | None:
     """Forget this user's two-image request if its time ran out; the notice to show them, else None."""
     request = await pending.load(context, chat_id, user_id)
     if request is None or not pending.expired(context, request):
@@ -68,13 +67,13 @@ async def take_expired(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id
                               max(1, int(pending.PENDING_FOR.total_seconds() // 60)), f"/{operation.name}")
 
 
-async def still_waiting(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int, language: str) -> str | None:
+async def still_waiting(context: CustomContext, user_id: int, chat_id: int, language: str) -> str | None:
     """A reminder of what this user's live two-image request still needs, or None without one."""
     request = await pending.load(context, chat_id, user_id)
     return None if request is None else pending.still_waiting_text(context, request, language)
 
 
-async def continue_pending(context: ContextTypes.DEFAULT_TYPE, message: Message, images: list[FileInput]) -> bool:
+async def continue_pending(context: CustomContext, message: Message, images: list[FileInput]) -> bool:
     """Add an image to this user's waiting two-image request, or an item to their album being collected;
     True when the message was used."""
     user_id = sender_id(message) or 0

@@ -9,12 +9,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from telegram import Bot, Message
-from telegram.ext import ContextTypes
 
 from bot.i18n import tr
 from bot.operations.catalogue import Operation
 from bot.tg import texts
-from bot.tg.context import conversations, deps, language_for
+from bot.tg.context import CustomContext, conversations, deps, language_for
 from bot.tg.inputs import FileInput, problem_with
 from bot.tg.replies import reply
 
@@ -66,20 +65,20 @@ def _keep() -> timedelta:
     return PENDING_FOR + PENDING_KEPT_AFTER
 
 
-async def load(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> WaitingRequest | None:
+async def load(context: CustomContext, chat_id: int, user_id: int) -> WaitingRequest | None:
     """This user's waiting request in this chat, or None."""
     data = await conversations(context).get(chat_id, PENDING_KEY, user_id)
     return None if data is None else WaitingRequest.of_data(data, context.bot)
 
 
-async def save(context: ContextTypes.DEFAULT_TYPE, user_id: int, request: WaitingRequest, *,
+async def save(context: CustomContext, user_id: int, request: WaitingRequest, *,
                due_in: float | None = None) -> None:
     """Store (or replace) the user's waiting request; `due_in` seconds makes an album due for collection."""
     await conversations(context).put(request.source.chat_id, PENDING_KEY, user_id, request.to_data(),
                                      keep_for=_keep(), due_in=due_in)
 
 
-async def change(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int,
+async def change(context: CustomContext, chat_id: int, user_id: int,
                  edit: Callable[[WaitingRequest], WaitingRequest], *, due_in: float | None = None) -> WaitingRequest | None:
     """Edit the user's waiting request under a lock (two replicas never lose an image); the request as edited,
     or None without one. One that now has all its images is forgotten: the caller queues it."""
@@ -96,17 +95,17 @@ async def change(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int,
     return None if before is None else edited[-1]
 
 
-async def drop(context: ContextTypes.DEFAULT_TYPE, user_id: int, chat_id: int) -> bool:
+async def drop(context: CustomContext, user_id: int, chat_id: int) -> bool:
     """Forget a user's waiting request; True if there was one."""
     return await conversations(context).drop(chat_id, PENDING_KEY, user_id)
 
 
-def expired(context: ContextTypes.DEFAULT_TYPE, request: WaitingRequest) -> bool:
+def expired(context: CustomContext, request: WaitingRequest) -> bool:
     """Whether the request's time ran out (its row is kept a while longer, to say so)."""
     return request.started is not None and deps(context).clock() - request.started > PENDING_FOR
 
 
-def still_waiting_text(context: ContextTypes.DEFAULT_TYPE, request: WaitingRequest, language: str) -> str | None:
+def still_waiting_text(context: CustomContext, request: WaitingRequest, language: str) -> str | None:
     """What the live request still needs, or None once it ran out."""
     if expired(context, request):
         return None
@@ -117,7 +116,7 @@ def still_waiting_text(context: ContextTypes.DEFAULT_TYPE, request: WaitingReque
     return tr(language, texts.PAIR_STILL_WAITING, needed=tr(language, needed), title=tr(language, operation.title_noun).lower())
 
 
-async def told_problem(context: ContextTypes.DEFAULT_TYPE, message: Message, request: WaitingRequest,
+async def told_problem(context: CustomContext, message: Message, request: WaitingRequest,
                        images: list[FileInput]) -> bool:
     """Say what is wrong with a file sent for a waiting request (which stays as it is); True when something was."""
     problem = next((problem for image in images if (problem := problem_with(image)) is not None), None)

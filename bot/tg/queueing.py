@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from telegram import Message, User
-from telegram.ext import ContextTypes
 
 from bot.credits.texts import not_enough_credits
 from bot.i18n import language_of, tr
@@ -13,7 +12,7 @@ from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import Operation
 from bot.store.inbox import UpdateHandledElsewhere
 from bot.tg import texts
-from bot.tg.context import deps, language_for, person_settings, sender_id
+from bot.tg.context import CustomContext, deps, language_for, person_settings, sender_id
 from bot.tg.replies import delete_quietly, react, show
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ def _job_request(source: Message, operation: Operation, args: dict, inputs: list
                       language=language)
 
 
-async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation: Operation | None,
+async def refuse(context: CustomContext, source: Message, operation: Operation | None,
                  reason: str, *, args: dict | None = None, editable: Message | None = None) -> None:
     """Keep a record of a request that cannot run as a failed job, and tell the user why.
 
@@ -58,7 +57,7 @@ async def refuse(context: ContextTypes.DEFAULT_TYPE, source: Message, operation:
     await show(source, reason, editable)
 
 
-async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: dict, source: Message,
+async def queue(context: CustomContext, operation: Operation, args: dict, source: Message,
                 inputs: list[str], *, editable: Message | None = None, requester: User | None = None) -> bool:
     """Store the job (or say what stops it), then acknowledge it; True when the job was stored.
 
@@ -96,7 +95,7 @@ async def queue(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args: 
     log.info("job %s: queued %s for chat %s", outcome.id, operation.name, outcome.chat_id)
     # a follow-up replies to the bot's own result: a status message, not a reaction, says it is in hand
     quick = editable is None and requester is None and operation.typical_seconds <= QUICK_JOB_S
-    if quick and d.people is not None and not d.people.quick_reaction(await person_settings(context, source)):
+    if quick and not d.people.quick_reaction(await person_settings(context, source)):
         quick = False  # the user chose a status message for quick jobs too (/settings)
     if quick and await react(source, texts.ACK_REACTION):
         return True

@@ -16,9 +16,9 @@ import logging
 from telegram import Bot, TransactionPartnerUser
 from telegram.error import TelegramError
 
+from bot.chats.languages import LanguageChoices
 from bot.credits import CreditService, Recovered, StarPayment
 from bot.i18n import DEFAULT_LANGUAGE, language_of, ntr
-from bot.jobs.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ async def star_payments(bot: Bot) -> list[StarPayment]:
 class StarReconciler:
     """Compares the ledger with Telegram's Stars transactions at start and every RECONCILE_EVERY_S."""
 
-    def __init__(self, bot: Bot, credits: CreditService, languages: LanguageChoices | None, *,
+    def __init__(self, bot: Bot, credits: CreditService, languages: LanguageChoices, *,
                  every: float = RECONCILE_EVERY_S) -> None:
         self._bot = bot
         self._credits = credits
@@ -80,8 +80,7 @@ class StarReconciler:
                 await asyncio.wait_for(stop.wait(), self._every)
 
     async def _tell(self, payment: Recovered) -> None:
-        chosen = (await self._languages.chosen(chat_id=None, user_id=payment.user_id)).user \
-            if self._languages is not None else None
+        chosen = (await self._languages.chosen(chat_id=None, user_id=payment.user_id)).user
         language = language_of(chosen or payment.language or DEFAULT_LANGUAGE)
         text = ntr(language, "A payment of yours had not reached me; I found it: {count} credit added.",
                    "A payment of yours had not reached me; I found it: {count} credits added.", payment.credits)

@@ -7,14 +7,13 @@ from dataclasses import asdict
 from datetime import timedelta
 
 from telegram import InlineKeyboardMarkup, Message
-from telegram.ext import ContextTypes
 
+from bot.chats.people import argument_setting, style_setting
 from bot.i18n import tr
-from bot.jobs.people import argument_setting, style_setting
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album
-from bot.tg.context import conversations, deps, language_for, person_settings
+from bot.tg.context import CustomContext, conversations, deps, language_for, person_settings
 from bot.tg.inputs import FileInput, problem_with
 from bot.tg.pairs import wait_for_more
 from bot.tg.queueing import queue, refuse
@@ -25,7 +24,7 @@ PICKER_IMAGES_KEY = "picker"
 PICKER_KEPT_FOR = timedelta(days=2)
 
 
-async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
+async def start_operation(context: CustomContext, operation: Operation, args_text: str,
                           source: Message, images: list[FileInput], *, editable: Message | None = None) -> None:
     """Parse, check and queue one operation for the user who sent `source`."""
     d = deps(context)
@@ -67,7 +66,7 @@ async def start_operation(context: ContextTypes.DEFAULT_TYPE, operation: Operati
                 editable=editable)
 
 
-async def ask(context: ContextTypes.DEFAULT_TYPE, source: Message, text: str, editable: Message | None,
+async def ask(context: CustomContext, source: Message, text: str, editable: Message | None,
               markup: InlineKeyboardMarkup, images: list[FileInput]) -> None:
     """Show a question with buttons (editing the menu being answered), keeping the images it was asked about."""
     picker = await show(source, text, editable, markup)
@@ -75,7 +74,7 @@ async def ask(context: ContextTypes.DEFAULT_TYPE, source: Message, text: str, ed
         await remember_picker_images(context, picker.chat_id, picker.message_id, images)
 
 
-async def offer_pick(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+async def offer_pick(context: CustomContext, operation: Operation, args_text: str, source: Message,
                      images: list[FileInput], editable: Message) -> bool:
     """Answering a menu or picker, with an argument left out that the operation offers as buttons (a headshot
     count): offer them; True when offered. A typed command is not asked: its parser's default stands."""
@@ -89,7 +88,7 @@ async def offer_pick(context: ContextTypes.DEFAULT_TYPE, operation: Operation, a
     return True
 
 
-async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str, source: Message,
+async def offer_presets(context: CustomContext, operation: Operation, args_text: str, source: Message,
                         images: list[FileInput], editable: Message | None) -> bool:
     """No arguments typed, on a photo of known size: offer the operation's presets as buttons; True when offered."""
     if operation.presets is None or args_text.strip() or len(images) != 1:
@@ -104,11 +103,11 @@ async def offer_presets(context: ContextTypes.DEFAULT_TYPE, operation: Operation
     return True
 
 
-async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operation, args_text: str,
+async def _with_defaults(context: CustomContext, operation: Operation, args_text: str,
                          source: Message) -> str:
     """The argument text with the user's defaults (/settings) where they gave none: a style, a default choice."""
     d = deps(context)
-    if d.people is None or source.from_user is None or source.sender_chat is not None:
+    if source.from_user is None or source.sender_chat is not None:
         return args_text
     wants_choice = bool(operation.default_choices) and not args_text.strip()
     if not wants_choice and not operation.lacks_style(args_text):
@@ -122,7 +121,7 @@ async def _with_defaults(context: ContextTypes.DEFAULT_TYPE, operation: Operatio
     return args_text
 
 
-async def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: int, picker_id: int,
+async def remember_picker_images(context: CustomContext, chat_id: int, picker_id: int,
                                  images: list[FileInput]) -> None:
     """Keep the images a style picker was shown for: when its button is pressed, the picker's
     reply_to_message (the user's command) comes without the photo that command replied to."""
@@ -130,7 +129,7 @@ async def remember_picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: in
                                      {"images": [asdict(image) for image in images]}, keep_for=PICKER_KEPT_FOR)
 
 
-async def picker_images(context: ContextTypes.DEFAULT_TYPE, chat_id: int, picker_id: int) -> list[FileInput]:
+async def picker_images(context: CustomContext, chat_id: int, picker_id: int) -> list[FileInput]:
     """The images remembered for a style picker (none for a picker without images, or once it expired)."""
     data = await conversations(context).get(chat_id, PICKER_IMAGES_KEY, picker_id)
     return [] if data is None else [FileInput(**image) for image in data["images"]]

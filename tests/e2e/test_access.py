@@ -9,7 +9,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from bot import runtime
+from bot.runtime import SHUTDOWN_GRACE_S
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import texts as bot_texts
@@ -38,8 +38,9 @@ def replies_to(telegram: FakeTelegram, chat_id: int, message_id: int) -> list[st
     return [m.text or m.caption or "" for m in telegram.sent(chat_id) if m.reply_to_message_id == message_id]
 
 
-async def started(settings, telegram: FakeTelegram, **changes: object) -> RunningBot:
-    running = RunningBot(settings.model_copy(update=changes), telegram)
+async def started(settings, telegram: FakeTelegram, *, grace: float = SHUTDOWN_GRACE_S,
+                  **changes: object) -> RunningBot:
+    running = RunningBot(settings.model_copy(update=changes), telegram, grace=grace)
     await running.start()
     return running
 
@@ -177,10 +178,9 @@ FLOOD = 40
 @pytest.mark.telegram_limits  # the flood is paced at Telegram's one a second: the other chat must not wait for it
 @pytest.mark.xdist_group("timing")
 @pytest.mark.parametrize("task_seconds", [0.3])
-async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, telegram, monkeypatch):
+async def test_a_flooding_chat_does_not_hold_up_another_chats_results(settings, telegram):
     # the flood is not meant to finish here: stopping cancels what is left without the full grace
-    monkeypatch.setattr(runtime, "SHUTDOWN_GRACE_S", 2.0)
-    running = await started(settings, telegram, service_concurrency=1, user_max_active_jobs=100,
+    running = await started(settings, telegram, grace=2.0, service_concurrency=1, user_max_active_jobs=100,
                             free_credits_per_day=1000)
     alice, bob = private_chat(ALICE), private_chat(BOB)
     try:

@@ -9,23 +9,31 @@ from collections.abc import AsyncIterator
 import pytest
 from PIL import Image
 
-from bot.operations import registry
+from bot.config import Settings
 from bot.sandbox import Sandbox
 from tests.e2e.conftest import ALICE, size_of
 from tests.e2e.helpers import wait_media, wait_text
-from tests.harness import sandbox_config
+from tests.fakes.telegram import FakeTelegram
+from tests.harness import InProcessBot, sandbox_config
+
+#: the operation added from outside the package: its module and its sandbox renderer
+MIRROR = (("tests.e2e.plugins.mirror", "tests.e2e.plugins.mirror_renderer"),)
 
 
 @pytest.fixture
-def mirror_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "EXTRA", [("tests.e2e.plugins.mirror", "tests.e2e.plugins.mirror_renderer")])
-
-
-@pytest.fixture
-async def sandbox(mirror_registered, task_seconds: float) -> AsyncIterator[Sandbox]:
-    """The sandbox, started once the operation is registered (it routes the endpoints it finds then)."""
-    async with Sandbox(sandbox_config(task_seconds=task_seconds)) as service:
+async def sandbox(task_seconds: float) -> AsyncIterator[Sandbox]:
+    """The sandbox, with the operation added."""
+    async with Sandbox(sandbox_config(task_seconds=task_seconds, extra_operations=MIRROR)) as service:
         yield service
+
+
+@pytest.fixture
+async def bot(settings: Settings, telegram: FakeTelegram) -> AsyncIterator[InProcessBot]:
+    """The bot, offering the operation added."""
+    running = InProcessBot(settings, telegram, extra_operations=MIRROR)
+    await running.start()
+    yield running
+    await running.stop()
 
 
 def left_half_is_red(data: bytes) -> bool:

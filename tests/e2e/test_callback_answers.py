@@ -11,11 +11,11 @@ from collections import Counter
 import aiohttp
 import pytest
 
-from bot.jobs.people import PeopleService
+from bot.chats.people import PeopleService
 from bot.store import ACTIVE_STATES
 from bot.tg import followups, keyboards
+from bot.tg.flood import CHAT_SHARE
 from bot.tg.handlers import history, language, payments, settings
-from bot.tg.intake import CHAT_SHARE
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.helpers import job_states
 from tests.fakes import samples

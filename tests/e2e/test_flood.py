@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import select
 
-from bot import runtime
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import texts as bot_texts
@@ -74,9 +73,8 @@ def flood_message(telegram: FakeTelegram, index: int, photo: bytes) -> None:
         telegram.user_sends(chat, FLOODER, photo=photo)  # a menu each
 
 
-async def test_a_flood_of_300_messages_does_not_hold_up_other_users(settings, telegram, monkeypatch):
-    monkeypatch.setattr(runtime, "SHUTDOWN_GRACE_S", 3.0)
-    running = RunningBot(settings.model_copy(update={"poll_time_scale": 0.2}), telegram)
+async def test_a_flood_of_300_messages_does_not_hold_up_other_users(settings, telegram):
+    running = RunningBot(settings.model_copy(update={"poll_time_scale": 0.2}), telegram, grace=3.0)
     await running.start()
     photo = samples.jpeg(96, 64)
     bob, carol = private_chat(BOB), private_chat(CAROL)

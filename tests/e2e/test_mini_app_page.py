@@ -14,9 +14,9 @@ import pytest
 from PIL import Image, ImageChops, ImageDraw
 from sqlalchemy import select
 
+from bot.chats.conversations import Conversations
+from bot.chats.stored_inputs import StoredInputs
 from bot.config import Settings
-from bot.jobs.conversations import Conversations
-from bot.jobs.stored_inputs import StoredInputs
 from bot.previews import thumbnail
 from bot.store import JobRecord, JobRepository, create_engine, session_factory
 from bot.store.models import jobs_table

@@ -8,7 +8,6 @@ import logging
 
 import pytest
 
-from bot import runtime
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService
 from bot.i18n import tr
@@ -45,15 +44,10 @@ async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTeleg
                                     credit_packs=PACKS, free_credits_per_day=0, update_lease_s=2))
 
 
-@pytest.fixture(autouse=True)
-def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    # replies waiting for a flooded group's send limit are not what these tests wait for
-    monkeypatch.setattr(runtime, "SHUTDOWN_GRACE_S", 1.0)
-
-
 async def started(settings: Settings, telegram: FakeTelegram, **changes: object) -> RunningBot:
     """The bot, with Telegram's send limits kept only where a test asks (the fake enforces none here)."""
-    running = RunningBot(settings.model_copy(update={"telegram_rate_limit": False, **changes}), telegram)
+    # a short grace: replies waiting for a flooded group's send limit are not what these tests wait for
+    running = RunningBot(settings.model_copy(update={"telegram_rate_limit": False, **changes}), telegram, grace=1.0)
     await running.start()
     return running
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.jobs.people import PeopleService
+from bot.chats.people import PeopleService
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import create_engine, session_factory

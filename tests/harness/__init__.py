@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import IO
 
 from bot.config import Settings
-from bot.runtime import run_bot
+from bot.operations.registry import Extra
+from bot.runtime import SHUTDOWN_GRACE_S, run_bot
 from bot.sandbox import FaultConfig, Sandbox, SandboxConfig
 from tests.fakes.telegram import FakeTelegram, TgFaults
 
@@ -56,11 +57,13 @@ def sandbox_config(**fields: object) -> SandboxConfig:
 
 
 @contextlib.asynccontextmanager
-async def fakes(*, task_seconds: float = 0.2, task_duration: Callable[..., float] | None = None,
-                credits: int = 1000, faults: FaultConfig | None = None, rate_limits: bool = False,
+async def fakes(*, task_seconds: float = 0.2, task_duration: Callable[[str, str], float] | None = None,
+                task_duration_by_size: Callable[[str, str, int | None], float] | None = None, credits: int = 1000,
+                faults: FaultConfig | None = None, rate_limits: bool = False,
                 tg_faults: TgFaults | None = None) -> AsyncIterator[World]:
     """A started sandbox and fake Bot API, stopped when the block ends."""
-    sandbox = Sandbox(sandbox_config(task_seconds=task_seconds, task_duration=task_duration, credits=credits,
+    sandbox = Sandbox(sandbox_config(task_seconds=task_seconds, task_duration=task_duration,
+                                     task_duration_by_size=task_duration_by_size, credits=credits,
                                      faults=faults or FaultConfig()))
     async with sandbox, FakeTelegram(rate_limits=rate_limits, faults=tg_faults) as telegram:
         yield World(telegram, sandbox)
@@ -168,9 +171,12 @@ async def wait_until(predicate: Callable[[], bool], timeout: float, what: str, b
 class InProcessBot:
     """`run_bot` in a task of the caller's event loop, stoppable and restartable."""
 
-    def __init__(self, settings: Settings, telegram: FakeTelegram) -> None:
+    def __init__(self, settings: Settings, telegram: FakeTelegram, *, grace: float = SHUTDOWN_GRACE_S,
+                 extra_operations: Extra = ()) -> None:
         self.settings = settings
         self.telegram = telegram
+        self.grace = grace
+        self.extra_operations = extra_operations
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -178,7 +184,8 @@ class InProcessBot:
         """Start the bot and wait until it polls for updates (or fails to start)."""
         polls_before = get_updates_calls(self.telegram)
         self._stop = asyncio.Event()
-        task = self._task = asyncio.create_task(run_bot(self.settings, self._stop))
+        task = self._task = asyncio.create_task(run_bot(self.settings, self._stop, grace=self.grace,
+                                                        extra_operations=self.extra_operations))
         await self.telegram.wait_for(lambda: get_updates_calls(self.telegram) > polls_before or task.done(), timeout)
         if task.done():
             task.result()  # surface a start-up error

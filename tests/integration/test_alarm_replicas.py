@@ -7,8 +7,8 @@ import asyncio
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.aiart.errors import NoCredits
+from bot.chats.conversations import Conversations
 from bot.jobs.alarm import NO_CREDITS, ServiceAlarm
-from bot.jobs.conversations import Conversations
 from bot.store import create_engine, session_factory
 
 EMPTY = NoCredits("no credits left", status_code=200, code="510")

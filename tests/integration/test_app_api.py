@@ -20,29 +20,27 @@ from aiohttp.test_utils import TestClient, TestServer
 from PIL import Image, ImageDraw
 from sqlalchemy import select
 
-from bot.credits import CreditPolicy, CreditService
+from bot.chats.stored_inputs import StoredInputs
+from bot.credits import CreditPolicy
 from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import add_app_routes, content_security_policy, preview_origins
-from bot.jobs.conversations import Conversations
-from bot.jobs.languages import LanguageChoices
-from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService, Quotas
-from bot.jobs.stored_inputs import StoredInputs
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app
 from bot.store import JobRecord, JobRepository, JobState, NewJob, create_engine, session_factory
 from bot.store.models import jobs_table
 from bot.tg.app import build_application, notifier_for
-from bot.tg.context import Access, Deps
+from bot.tg.context import Access
 from bot.tg.miniapp import AppLinks
 from tests.conftest import migrated_sqlite
 from tests.fakes.samples import jpeg, png
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import User
 from tests.fakes.webapp import signed_init_data
+from tests.harness.deps import make_deps
 
 ALICE, BOB, STRANGER = 1001, 1002, 1003
 
@@ -99,14 +97,13 @@ async def world(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[World]:
     try:
         async with FakeTelegram() as telegram:
             token = telegram.token
-            deps = Deps(jobs=JobService(sessions, deadline=timedelta(minutes=20), quotas=Quotas(2, 0), credits=policy),
-                        operations=catalogue, styles=styles, client=None,  # type: ignore[arg-type]
-                        access=Access(allowed_users=frozenset({ALICE, BOB})), people=PeopleService(sessions),
-                        credits=CreditService(sessions, policy), languages=LanguageChoices(sessions),
-                        conversations=Conversations(sessions),
-                        app_links=AppLinks("https://bot.example/app/", PhotoRefs(token)))
+            deps = make_deps(sessions, policy=policy, operations=catalogue, styles=styles,
+                             jobs=JobService(sessions, deadline=timedelta(minutes=20), quotas=Quotas(2, 0),
+                                             credits=policy),
+                             access=Access(allowed_users=frozenset({ALICE, BOB})),
+                             app_links=AppLinks("https://bot.example/app/", PhotoRefs(token)))
             application = build_application(token, telegram.url, deps, rate_limit=False)
-            stored = StoredInputs(deps.conversations)  # type: ignore[arg-type]
+            stored = StoredInputs(deps.conversations)
             notifier = notifier_for(application, stored=stored)
             app = mini_app(token, deps, application, notifier, stored)
             assert app is not None

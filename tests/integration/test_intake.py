@@ -11,8 +11,10 @@ import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes, TypeHandler
 
-from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
-from bot.tg.intake import CHAT_SHARE, UpdateIntake
+from bot.tg.answers import AnsweredQueries
+from bot.tg.context import CONTEXT_TYPES
+from bot.tg.flood import CHAT_SHARE
+from bot.tg.intake import UpdateIntake
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 
 ALLOWED = [Update.MESSAGE, Update.CALLBACK_QUERY]
@@ -39,7 +41,8 @@ class Bench:
         async def on_update(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await handler(update)
 
-        self.application = (Application.builder().token(fake.token).base_url(f"{fake.url}/bot")
+        self.application = (Application.builder().token(fake.token).context_types(CONTEXT_TYPES)
+                            .base_url(f"{fake.url}/bot")
                             .base_file_url(f"{fake.url}/file/bot").updater(None).build())
         self.application.add_handler(TypeHandler(Update, on_update))
         self.intake = UpdateIntake(self.application, already_handled, allowed_updates=ALLOWED, grace=grace,
@@ -231,7 +234,7 @@ async def test_presses_skipped_as_redelivered_or_dropped_in_a_flood_are_answered
 
     first_update = fake._state.updates[0]["update_id"]
     async with Bench(fake, handler, already_handled=already_handled) as bench:
-        bench.application.bot_data[ANSWERS_KEY] = AnsweredQueries()
+        bench.application.bot_data.answered = AnsweredQueries()
         await fake.wait_for(lambda: len(handled) == 1 and sum(answers_of(fake).values()) == 5)
         release.set()
         await fake.wait_for(lambda: len(handled) == CHAT_SHARE)

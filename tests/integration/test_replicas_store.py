@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.jobs.conversations import Conversations
+from bot.chats.conversations import Conversations
 from bot.store import session_factory
 from bot.store.heartbeats import PollerLock
 from bot.store.send_slots import ChatSendRepository

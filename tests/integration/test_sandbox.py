@@ -208,11 +208,11 @@ async def test_task_duration_callable_overrides_task_seconds() -> None:
 async def test_task_duration_may_depend_on_the_input_size() -> None:
     seen: list[tuple[str, int | None]] = []
 
-    def duration(operation: str, task_id: str, *, input_pixels: int | None = None) -> float:
+    def duration(operation: str, task_id: str, input_pixels: int | None) -> float:
         seen.append((operation, input_pixels))
         return 0.0 if (input_pixels or 0) < 10_000 else 60.0
 
-    async with running(SandboxConfig(api_key=API_KEY, task_seconds=60, task_duration=duration)) as (_, client):
+    async with running(SandboxConfig(api_key=API_KEY, task_seconds=60, task_duration_by_size=duration)) as (_, client):
         small = await create(client, "/v1/aiart/colorize", {"userImageUrl": await upload(client, samples.jpeg(64, 48))})
         large = await create(client, "/v1/aiart/colorize",
                              {"userImageUrl": await upload(client, samples.jpeg(200, 150))})

@@ -421,10 +421,13 @@ async def test_retry_after_seconds_is_honoured(client: AiartClient, service: Fak
     assert len(service.sleeps) == 1 and service.sleeps[0] >= 7
 
 
-async def test_retry_after_is_capped_by_max_delay(client: AiartClient, service: FakeService) -> None:
+async def test_a_retry_after_beyond_max_delay_ends_the_call_instead_of_retrying_early(
+        client: AiartClient, service: FakeService) -> None:
+    # never sooner than asked (bot.backoff): the caller (the worker) reschedules the work for after it
     service.will(raw(429, headers={"Retry-After": "3600"}), ok({"total": 1, "remaining": 1}))
-    await client.credits()
-    assert service.sleeps == [30.0]
+    with pytest.raises(RateLimited) as caught:
+        await client.credits()
+    assert caught.value.retry_after == 3600 and service.sleeps == [] and len(service.requests) == 1
 
 
 async def test_retry_after_http_date_is_read(make_client: MakeClient, service: FakeService) -> None:

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.aiart import AiartClient, RetryPolicy
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import DeliveryError, Failure, FailureKind, ResultFile
+from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, ResultFile
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultFetcher, ResultGuard
 from bot.jobs.service import JobRequest, JobService
@@ -112,6 +112,7 @@ class RecordingChat:
     fetches: int = 0
     delivered: list[tuple[int, list[ResultFile]]] = field(default_factory=list)
     failures: list[tuple[int, Failure]] = field(default_factory=list)
+    progress: list[tuple[int, int]] = field(default_factory=list)
 
     async def fetch_input(self, file_id: str) -> bytes:
         self.fetches += 1
@@ -119,14 +120,18 @@ class RecordingChat:
             raise RuntimeError("the decoder blew up")  # stands in for an input that crashes the process
         return self.inputs[file_id]
 
-    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> list[int]:
+    async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
         self.delivering.set()
         if self.hold_delivery is not None:
             await self.hold_delivery.wait()
         if self.refuse_delivery is not None:
             raise DeliveryError(self.refuse_delivery)
         self.delivered.append((job.id, list(results)))
-        return [1000 + len(self.delivered)]
+        return Delivered([1000 + len(self.delivered)], [])
+
+    async def show_progress(self, job: JobRecord, operation: Operation, elapsed: int) -> bool:
+        self.progress.append((job.id, elapsed))
+        return True
 
     async def report_failure(self, job: JobRecord, operation: Operation | None, failure: Failure) -> None:
         if self.unreachable_reports > 0:

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
+from PIL import Image, ImageDraw, ImageOps
+
+from bot.sandbox.effects import to_rgb
 from bot.sandbox.payloads import TaskSpec, boolean_field, image_field, integer_field, text_field
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation, single
+
+
+def colorize(image: Image.Image, watermarked: bool) -> Image.Image:
+    """The image's luminance mapped onto warm colours, so a grey photo comes back tinted."""
+    grey = ImageOps.grayscale(to_rgb(image))
+    coloured = ImageOps.colorize(grey, black=(25, 15, 45), mid=(190, 110, 70), white=(255, 240, 205))
+    if watermarked:
+        ImageDraw.Draw(coloured).text((4, 4), "sandbox", fill=(255, 255, 255))
+    return coloured
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
@@ -19,7 +30,7 @@ def parse(body: dict[str, Any]) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return single(effects.colorize(images["image"], params["watermarked"]))
+    return single(colorize(images["image"], params["watermarked"]))
 
 
 SANDBOX = SandboxOperation("colorize", "/v1/aiart/colorize", parse, render)

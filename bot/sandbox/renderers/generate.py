@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
+from PIL import Image, ImageOps
+
+from bot.sandbox.effects import colour_for, draw_caption, gradient, tinted, to_rgb
 from bot.sandbox.payloads import PayloadError, TaskSpec, field_value, image_field, integer_field, text_field
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation, single
 
@@ -13,6 +15,17 @@ MAX_GENERATION_SIDE = 8192
 MAX_GENERATION_PIXELS = 17_000_000
 #: reference images in one generation request; the provider's client sends as many as it is given
 MAX_REFERENCE_IMAGES = 8
+
+
+def generate(width: int, height: int, prompt: str, model_id: str, base: Image.Image | None) -> Image.Image:
+    """A width×height picture with the prompt drawn in it, over the given image if there is one."""
+    if base is None:
+        picture = gradient((width, height), colour_for(model_id), colour_for(prompt))
+    else:
+        fitted = ImageOps.fit(to_rgb(base), (width, height), Image.Resampling.BICUBIC)
+        picture = tinted(fitted, colour_for(prompt), 0.3)
+    draw_caption(picture, prompt)
+    return picture
 
 
 def parse(body: dict[str, Any], model_id: str) -> TaskSpec:
@@ -52,7 +65,7 @@ def parse(body: dict[str, Any], model_id: str) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return single(effects.generate(params["width"], params["height"], params["prompt"], params["model_id"],
+    return single(generate(params["width"], params["height"], params["prompt"], params["model_id"],
                                     images.get("reference1")))
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
-from bot.sandbox.effects import encode_jpeg
+from PIL import Image, ImageOps
+
+from bot.sandbox.effects import colour_for, encode_jpeg, tinted, to_rgb
 from bot.sandbox.payloads import (
     MAX_HEADSHOT_NUM,
     MAX_HEADSHOT_TEMPLATES,
@@ -17,6 +18,22 @@ from bot.sandbox.payloads import (
     text_field,
 )
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation
+
+HEADSHOT_SIZE = (512, 512)
+
+
+def headshots(image: Image.Image, templates: list[tuple[str, int]]) -> list[tuple[str, list[Image.Image]]]:
+    """num 512×512 portrait crops per template, each template with its own tint."""
+    portrait = ImageOps.fit(to_rgb(image), HEADSHOT_SIZE, Image.Resampling.BICUBIC, centering=(0.5, 0.4))
+    groups: list[tuple[str, list[Image.Image]]] = []
+    for template_id, num in templates:
+        colour = colour_for(template_id)
+        variants = []
+        for index in range(num):
+            variant = tinted(portrait, colour, 0.25 + 0.05 * (index % 4))
+            variants.append(ImageOps.mirror(variant) if index % 2 else variant)
+        groups.append((template_id, variants))
+    return groups
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
@@ -41,7 +58,7 @@ def parse(body: dict[str, Any]) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    groups = effects.headshots(images["image"], params["templates"])
+    groups = headshots(images["image"], params["templates"])
     return Rendering(groups=tuple((template_id, tuple(encode_jpeg(item) for item in items))
                                   for template_id, items in groups))
 

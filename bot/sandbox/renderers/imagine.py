@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
+from PIL import Image
+
+from bot.sandbox.effects import colour_for, draw_caption, gradient
 from bot.sandbox.payloads import TaskSpec, text_field
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation, single
+
+TEXT2IMG_LONG_SIDE = 1024
+TEXT2IMG_RATIOS = {"1:1": (1, 1), "4:3": (4, 3), "3:4": (3, 4), "16:9": (16, 9), "9:16": (9, 16)}
+
+
+def text_to_image(content: str, template_id: str, size_id: str) -> Image.Image:
+    """A gradient picture with the prompt drawn in it, sized by the aspect ratio sizeId names."""
+    ratio_w, ratio_h = TEXT2IMG_RATIOS.get(size_id, (1, 1))
+    if ratio_w >= ratio_h:
+        size = (TEXT2IMG_LONG_SIDE, TEXT2IMG_LONG_SIDE * ratio_h // ratio_w)
+    else:
+        size = (TEXT2IMG_LONG_SIDE * ratio_w // ratio_h, TEXT2IMG_LONG_SIDE)
+    picture = gradient(size, colour_for(template_id), colour_for(content))
+    draw_caption(picture, content)
+    return picture
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
@@ -19,7 +36,7 @@ def parse(body: dict[str, Any]) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return single(effects.text_to_image(params["content"], params["template_id"], params["size_id"]))
+    return single(text_to_image(params["content"], params["template_id"], params["size_id"]))
 
 
 SANDBOX = SandboxOperation("text2img", "/v1/aiart/text2img", parse, render)

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
+from PIL import Image, ImageFilter, ImageOps
+
+from bot.sandbox.effects import cap_pixels, to_rgb
 from bot.sandbox.payloads import TaskSpec, boolean_field, image_field, number_field
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation, single
+
+
+def restore(image: Image.Image, factor: float) -> Image.Image:
+    """The image × factor, contrast stretched and sharpened."""
+    size = cap_pixels(round(image.width * factor), round(image.height * factor))
+    enlarged = to_rgb(image).resize(size, Image.Resampling.BICUBIC)
+    return ImageOps.autocontrast(enlarged, cutoff=1).filter(ImageFilter.SHARPEN)
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
@@ -22,7 +31,7 @@ def parse(body: dict[str, Any]) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return single(effects.restore(images["image"], params["upscale"]))
+    return single(restore(images["image"], params["upscale"]))
 
 
 SANDBOX = SandboxOperation("restoration", "/v1/aiart/restoration", parse, render)

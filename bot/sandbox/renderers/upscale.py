@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox import effects
+from PIL import Image, ImageFilter
+
+from bot.sandbox.effects import cap_pixels, fit_within, to_rgb
 from bot.sandbox.payloads import MAX_DIMENSION, PayloadError, TaskSpec, image_field, integer_field, number_field
 from bot.sandbox.renderers.base import Images, Params, Rendering, SandboxOperation, single
+
+
+def upscale(image: Image.Image, factor: int, max_width: int, max_height: int) -> Image.Image:
+    """The image × factor, then scaled down proportionally to the maximum box."""
+    size = fit_within(image.width * factor, image.height * factor, max_width, max_height)
+    size = cap_pixels(*size)
+    enlarged = to_rgb(image).resize(size, Image.Resampling.BICUBIC)
+    return enlarged.filter(ImageFilter.UnsharpMask(radius=2, percent=80, threshold=2))
 
 
 def parse(body: dict[str, Any]) -> TaskSpec:
@@ -21,7 +31,7 @@ def parse(body: dict[str, Any]) -> TaskSpec:
 
 
 def render(params: Params, images: Images, inputs: dict[str, bytes]) -> Rendering:
-    return single(effects.upscale(images["image"], params["factor"], params["max_width"], params["max_height"]))
+    return single(upscale(images["image"], params["factor"], params["max_width"], params["max_height"]))
 
 
 SANDBOX = SandboxOperation("imgupscale", "/v1/aiart/imgupscale", parse, render)

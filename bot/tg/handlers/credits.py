@@ -7,27 +7,27 @@ import logging
 from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, TelegramError
-from telegram.ext import Application, ContextTypes
+from telegram.ext import Application
 
 from bot.aiart import AiartError
 from bot.i18n import tr
 from bot.tg import texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for, sender_id
-from bot.tg.handlers.jobs import admin_refusal
-from bot.tg.handlers.payments import packs_keyboard
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import packs_keyboard
 from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
 
-async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_balance(update: Update, context: CustomContext, call: CommandCall) -> None:
     """The caller's credits, today's free allowance and this group's pool; admins also the service's tokens."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     owner = sender_id(message)
     lines = []
-    if d.credits is not None and owner is not None:
+    if owner is not None:
         chat = update.effective_chat
         mine = await d.credits.balance(owner, chat_id=chat.id, chat_type=chat.type)
         lines.append(tr(language, texts.BALANCE_MINE, credits=mine.credits, free_left=mine.free_left,
@@ -45,21 +45,21 @@ async def show_balance(update: Update, context: ContextTypes.DEFAULT_TYPE, call:
     await reply(message, "\n".join(lines) if lines else tr(language, texts.BALANCE_ADMINS_ONLY))
 
 
-async def buy(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def buy(update: Update, context: CustomContext, call: CommandCall) -> None:
     """The packs on sale, as buttons that send their invoices; or that payments are off."""
     d, language = deps(context), await language_for(context, update=update)
-    packs = d.credits.policy.packs if d.credits is not None else ()
+    packs = d.credits.policy.packs
     if not packs:
         await reply(update.effective_message, tr(language, texts.PAYMENTS_OFF))
         return
     await reply(update.effective_message, tr(language, texts.BUY_PROMPT), packs_keyboard(language, packs))
 
 
-async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def refund(update: Update, context: CustomContext, call: CommandCall) -> None:
     """/refund <charge id> (admins): return a payment's Stars and take its credits back, unless they were spent."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     user = update.effective_user
-    if user is None or user.id not in d.access.admins or d.credits is None:
+    if user is None or user.id not in d.access.admins:
         await reply(message, tr(language, texts.REFUND_ADMINS_ONLY))
         return
     charge_id = call.args.strip()
@@ -90,11 +90,11 @@ async def refund(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
     await reply(message, text)
 
 
-async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def pool(update: Update, context: CustomContext, call: CommandCall) -> None:
     """/pool add N, /pool cap N|off (group admins): fill the group's pool from one's own credits; cap each member."""
     d, message, language = deps(context), update.effective_message, await language_for(context, update=update)
     chat = update.effective_chat
-    if chat.type == ChatType.PRIVATE or d.credits is None:
+    if chat.type == ChatType.PRIVATE:
         await reply(message, tr(language, texts.POOL_GROUPS_ONLY))
         return
     words = call.args.lower().split()
@@ -117,7 +117,7 @@ async def pool(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Command
                 else texts.pool_added(language, amount, balance))
 
 
-async def _refusal_of_pool(context: ContextTypes.DEFAULT_TYPE, message: Message, language: str) -> str | None:
+async def _refusal_of_pool(context: CustomContext, message: Message, language: str) -> str | None:
     """Why the sender may not manage the group's pool, or None if they may (asks Telegram; fails closed)."""
     if message.from_user is None or message.sender_chat is not None:
         # an anonymous admin or a channel has no credits of its own to move

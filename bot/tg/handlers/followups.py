@@ -12,44 +12,36 @@ import logging
 from telegram import CallbackQuery, Message, ReplyParameters, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
+from bot.chats.people import FOLLOWUPS_EVERYONE
 from bot.i18n import tr
-from bot.jobs.people import FOLLOWUPS_EVERYONE
 from bot.operations.catalogue import ArgumentError
 from bot.store import JobRecord
 from bot.tg import followups, texts
-from bot.tg.context import deps, language_for
+from bot.tg.answers import answer
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
 from bot.tg.queueing import queue
 
 log = logging.getLogger(__name__)
 
 
-async def answer(query: CallbackQuery, text: str | None = None, *, alert: bool = False) -> None:
-    """Answer a button press (a query too old to answer is not worth an error)."""
-    try:
-        await query.answer(text, show_alert=alert)
-    except TelegramError:
-        return
-
-
-async def may_press(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord) -> bool:
+async def may_press(context: CustomContext, query: CallbackQuery, job: JobRecord) -> bool:
     """Whether the presser may use this job's buttons: its owner, anyone in private, or anyone where the group allows."""
     if query.from_user.id == job.user_id or job.chat_type == ChatType.PRIVATE:
         return True
-    people = deps(context).people
-    return people is not None and bool((await people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
+    return bool((await deps(context).people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
 
 
-async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_follow_up(update: Update, context: CustomContext) -> None:
     """A follow-up button was pressed."""
     query = update.callback_query
     d = deps(context)
     lang = await language_for(context, update=update)
     choice = followups.parse(query.data)
     message = query.message if isinstance(query.message, Message) else None
-    job = await d.people.job(choice.job_id) if choice is not None and d.people is not None else None
+    job = await d.people.job(choice.job_id) if choice is not None else None
     operation = d.operations.get(job.operation) if job is not None else None
     if job is None or operation is None or message is None or job.chat_id != message.chat_id:
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
@@ -66,7 +58,7 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await _next_operation(context, query, job, choice, message)
 
 
-async def _another_style(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord,
+async def _another_style(context: CustomContext, query: CallbackQuery, job: JobRecord,
                          choice: followups.FollowUp, message: Message) -> None:
     d = deps(context)
     operation = d.operations[job.operation]
@@ -91,7 +83,7 @@ async def _another_style(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuer
                 requester=query.from_user)
 
 
-async def _next_operation(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, job: JobRecord,
+async def _next_operation(context: CustomContext, query: CallbackQuery, job: JobRecord,
                           choice: followups.FollowUp, message: Message) -> None:
     d = deps(context)
     offered = {(op.name, argument) for op, _, argument in followups.next_operations(d.operations)}

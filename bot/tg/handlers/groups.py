@@ -7,11 +7,11 @@ import logging
 from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, ChatMemberHandler, ContextTypes
+from telegram.ext import Application, ChatMemberHandler
 
 from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import language_for
+from bot.tg.context import CustomContext, language_for
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -20,7 +20,7 @@ _IN = frozenset({ChatMemberStatus.MEMBER, ChatMemberStatus.ADMINISTRATOR})
 _OUT = frozenset({ChatMemberStatus.LEFT, ChatMemberStatus.BANNED})
 
 
-async def on_my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_my_membership(update: Update, context: CustomContext) -> None:
     """The bot was added to a group (left or kicked -> member or admin): say hello and how it works here."""
     change = update.my_chat_member
     if change.chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from telegram import Message, Update
 from telegram.constants import ChatType
-from telegram.ext import Application, ContextTypes
+from telegram.ext import Application
 
 from bot.i18n import N_, tr
 from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
 from bot.tg.pairs import wait_for_more
 from bot.tg.replies import reply
@@ -19,7 +19,7 @@ INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or
                  "draw one right there.")
 
 
-async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_help(update: Update, context: CustomContext, call: CommandCall) -> None:
     """Explain what the bot does, listing the catalogue's operations; `/start <operation>` (a deep link) opens its flow."""
     d, message = deps(context), update.effective_message
     language = await language_for(context, update=update)
@@ -46,14 +46,14 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
         await reply(message, tr(language, texts.DEEP_LINK_PHOTO, title=title, usage=usage))
 
 
-async def _open_app(context: ContextTypes.DEFAULT_TYPE, message: Message, payload: str, language: str) -> None:
+async def _open_app(context: CustomContext, message: Message, payload: str, language: str) -> None:
     """`/start app-…` from a group's Mini App link: answer with the `web_app` button, or say why not."""
     d = deps(context)
     if d.app_links is None:  # the operator turned the Mini App off since the link was sent
         await reply(message, tr(language, texts.APP_OFF))
         return
     job_id = miniapp.deep_link_job(payload)
-    job = await d.people.job(job_id) if job_id is not None and d.people is not None else None
+    job = await d.people.job(job_id) if job_id is not None else None
     answer = miniapp.open_from_link(d.app_links, message, payload, language, job.user_id if job else None)
     if isinstance(answer, str):
         await reply(message, answer)

@@ -8,14 +8,14 @@ from datetime import datetime
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputMediaDocument, InputMediaPhoto, Message, Update
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import render, tr
 from bot.store import JobRecord, JobState
 from bot.tg import texts
+from bot.tg.answers import answer
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for, sender_id
-from bot.tg.handlers.followups import answer
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
 from bot.tg.replies import reply
@@ -47,12 +47,12 @@ def history_text(lang: str, jobs: list[JobRecord], operations) -> str:
     return "\n".join(lines)
 
 
-async def show_history(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_history(update: Update, context: CustomContext, call: CommandCall) -> None:
     """List the caller's recent jobs here, with a button to send each result again."""
     message, d = update.effective_message, deps(context)
     user_id = sender_id(message)
     lang = await language_for(context, update=update)
-    if d.people is None or user_id is None:
+    if user_id is None:
         return
     jobs = await d.people.recent(message.chat_id, user_id, limit=LISTED)
     await reply(message, history_text(lang, jobs, d.operations), resend_keyboard(lang, jobs))
@@ -65,13 +65,13 @@ def resend_keyboard(lang: str, jobs: list[JobRecord]) -> InlineKeyboardMarkup | 
     return InlineKeyboardMarkup(rows(buttons, 3)) if buttons else None
 
 
-async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_resend(update: Update, context: CustomContext) -> None:
     """Send a stored result again, by its Telegram file ids."""
     query, d = update.callback_query, deps(context)
     lang = await language_for(context, update=update)
     listing = query.message if isinstance(query.message, Message) else None
     job_id = (query.data or "").partition(":")[2]
-    job = await d.people.job(int(job_id)) if job_id.isdigit() and d.people is not None else None
+    job = await d.people.job(int(job_id)) if job_id.isdigit() else None
     if job is None or listing is None or job.chat_id != listing.chat_id or not job.result_files:
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
         return
@@ -88,7 +88,7 @@ async def on_resend(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply(listing, tr(lang, texts.FU_GONE))
 
 
-async def _send(context: ContextTypes.DEFAULT_TYPE, listing: Message, job: JobRecord, caption: str | None) -> None:
+async def _send(context: CustomContext, listing: Message, job: JobRecord, caption: str | None) -> None:
     bot, chat_id, files = context.bot, listing.chat_id, job.result_files
     if len(files) == 1:
         file = files[0]

@@ -25,7 +25,7 @@ from telegram import (
     Update,
 )
 from telegram.error import TelegramError
-from telegram.ext import Application, ChosenInlineResultHandler, ContextTypes, InlineQueryHandler
+from telegram.ext import Application, ChosenInlineResultHandler, InlineQueryHandler
 
 from bot.credits.texts import not_enough_credits
 from bot.i18n import N_, tr
@@ -33,7 +33,7 @@ from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import JobRecord
 from bot.tg import texts
-from bot.tg.context import Deps, deps, language_for
+from bot.tg.context import CustomContext, Deps, deps, language_for
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,6 @@ STYLES_OFFERED = 3
 GENERATE = "g"
 #: `/start inline`, the deep link of the "open the bot" buttons
 START_PARAMETER = "inline"
-#: bot_data key of the feedback watch
-WATCH_KEY = "inline-feedback"
 
 GENERATE_TITLE = N_("Generate: {description}")
 GENERATE_STYLED = N_("Generate ({style}): {description}")
@@ -93,8 +91,8 @@ class FeedbackWatch:
         self.chosen += 1
 
 
-def _watch(context: ContextTypes.DEFAULT_TYPE) -> FeedbackWatch:
-    return context.bot_data.setdefault(WATCH_KEY, FeedbackWatch())
+def _watch(context: CustomContext) -> FeedbackWatch:
+    return context.bot_data.feedback
 
 
 def open_bot_url(username: str | None) -> str:
@@ -125,8 +123,6 @@ def _matches(words: list[str], names: set[str]) -> bool:
 
 async def _shared(d: Deps, user_id: int, words: list[str], language: str) -> list[tuple[JobRecord, int]]:
     """The person's delivered pictures (job, index in its files), newest first, those the words name."""
-    if d.people is None:
-        return []
     jobs = await d.people.delivered(user_id, limit=SCANNED)
     return [(job, index) for job in jobs if not words or _matches(words, _names(job, d.operations, language))
             for index in range(len(job.result_files))]
@@ -169,7 +165,7 @@ def _offers(d: Deps, language: str, description: str, username: str | None) -> l
     return offers
 
 
-async def on_inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_inline_query(update: Update, context: CustomContext) -> None:
     """Answer an inline query at once: the person's results (filtered), and Generate offers for a description."""
     query, d = update.inline_query, deps(context)
     _watch(context).saw_query()
@@ -213,7 +209,7 @@ async def refuse_chosen(update: Update) -> None:
     await chosen.get_bot().edit_message_text(tr(language, texts.NOT_ALLOWED), inline_message_id=chosen.inline_message_id)
 
 
-async def on_chosen(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_chosen(update: Update, context: CustomContext) -> None:
     """A Generate result was sent: queue its job for the person, shown in and delivered to the inline message."""
     chosen, d = update.chosen_inline_result, deps(context)
     _watch(context).saw_chosen()
@@ -246,7 +242,7 @@ async def on_chosen(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.info("job %s: queued %s from inline mode for user %s", outcome.id, operation.name, user.id)
 
 
-async def _edit(context: ContextTypes.DEFAULT_TYPE, inline_message_id: str, text: str) -> None:
+async def _edit(context: CustomContext, inline_message_id: str, text: str) -> None:
     """Turn the inline message into a short text (a refusal); a failure is logged: nothing else can tell them."""
     try:
         await context.bot.edit_message_text(text, inline_message_id=inline_message_id)
@@ -256,5 +252,6 @@ async def _edit(context: ContextTypes.DEFAULT_TYPE, inline_message_id: str, text
 
 def register(application: Application, router: Router) -> None:
     """Answer inline queries and chosen inline results (no commands for the router)."""
+    application.bot_data.feedback = FeedbackWatch()
     application.add_handler(InlineQueryHandler(on_inline_query))
     application.add_handler(ChosenInlineResultHandler(on_chosen))

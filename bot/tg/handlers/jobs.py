@@ -5,24 +5,23 @@ from __future__ import annotations
 import logging
 
 from telegram import Message, Update
-from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import TelegramError
-from telegram.ext import Application, ContextTypes
+from telegram.constants import ChatType
+from telegram.ext import Application
 
 from bot.i18n import tr
 from bot.tg import pending, texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for, sender_id
+from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
 from bot.tg.replies import delete_quietly, reply
 
 log = logging.getLogger(__name__)
 
 #: what getChatMember says of someone who may stop everyone's jobs in a group
-ADMIN_STATUSES = frozenset({ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR})
 
 
-async def show_status(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_status(update: Update, context: CustomContext, call: CommandCall) -> None:
     """List the caller's unfinished jobs in this chat (what /cancel would stop)."""
     d = deps(context)
     owner = sender_id(update.effective_message)
@@ -31,7 +30,7 @@ async def show_status(update: Update, context: ContextTypes.DEFAULT_TYPE, call: 
     await reply(update.effective_message, texts.status_list(jobs, d.operations, d.clock(), language=language))
 
 
-async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def cancel(update: Update, context: CustomContext, call: CommandCall) -> None:
     """Cancel the caller's unfinished jobs in this chat (and a half-given face swap); `all`: everyone's."""
     chat, message = update.effective_chat, update.effective_message
     # an anonymous admin or a channel owns its jobs as its sender chat, as when they were queued
@@ -59,28 +58,11 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Comma
             await delete_quietly(context.bot, job.chat_id, job.status_message_id)
 
 
-async def _refusal_of_cancel_all(context: ContextTypes.DEFAULT_TYPE, message: Message) -> str | None:
+async def _refusal_of_cancel_all(context: CustomContext, message: Message) -> str | None:
     """Why the sender may not stop everyone's jobs in the group (a msgid), or None if they may (failing closed)."""
     return await admin_refusal(context, message.chat_id, message.from_user.id if message.from_user else None,
                                message.sender_chat.id if message.sender_chat else None,
                                not_admin=texts.CANCEL_ALL_ADMINS_ONLY, check_failed=texts.ADMIN_CHECK_FAILED)
-
-
-async def admin_refusal(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int | None,
-                        sender_chat_id: int | None, *, not_admin: str, check_failed: str) -> str | None:
-    """None when the sender is an admin of the group (asked with getChatMember); else `not_admin`, or
-    `check_failed` when Telegram could not tell (failing closed)."""
-    if sender_chat_id is not None:
-        # only the group's admins can speak as the group itself; a channel posting here is no admin
-        return None if sender_chat_id == chat_id else not_admin
-    if user_id is None:
-        return not_admin
-    try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
-    except TelegramError as error:
-        log.warning("could not check admin status in chat %s: %s", chat_id, error)
-        return check_failed
-    return None if member.status in ADMIN_STATUSES else not_admin
 
 
 def register(application: Application, router: Router) -> None:

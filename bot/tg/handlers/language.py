@@ -11,13 +11,13 @@ import logging
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, tr
 from bot.tg import texts
+from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, forget_languages, language_for
-from bot.tg.handlers.jobs import admin_refusal
+from bot.tg.context import CustomContext, deps, forget_languages, language_for
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import rows
 from bot.tg.replies import reply
@@ -49,7 +49,7 @@ def _prompt(language: str, *, group: bool) -> str:
     return tr(language, texts.LANGUAGE_PROMPT_GROUP if group else texts.LANGUAGE_PROMPT)
 
 
-async def show_picker(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_picker(update: Update, context: CustomContext, call: CommandCall) -> None:
     """Offer the languages (in a group, for the group: only its admins' presses count)."""
     message = update.effective_message
     group = message.chat.type != ChatType.PRIVATE
@@ -57,7 +57,7 @@ async def show_picker(update: Update, context: ContextTypes.DEFAULT_TYPE, call: 
     await reply(message, _prompt(language, group=group), picker(language, group=group))
 
 
-async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_button(update: Update, context: CustomContext) -> None:
     """"lang:?" opens the picker; "lang:<code>" chooses (in a group, only an admin may)."""
     query = update.callback_query
     menu = query.message if isinstance(query.message, Message) else None

@@ -8,13 +8,13 @@ from datetime import timedelta
 from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import Text, tr
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, texts
 from bot.tg.commands import parse_command
-from bot.tg.context import conversations, deps, language_for, sender_id
+from bot.tg.context import CustomContext, conversations, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images, problem_with
 from bot.tg.pairs import continue_pending, still_waiting, take_expired, wait_for_more
@@ -35,7 +35,7 @@ def _joined(*parts: str | None) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_media(update: Update, context: CustomContext) -> None:
     """A message without a command and without text: a photo, a file, a sticker, a voice message, ..."""
     message = update.effective_message
     private = message.chat.type == ChatType.PRIVATE
@@ -66,7 +66,7 @@ async def on_media(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await reply(message, _joined(expired, tr(language, texts.MENU_PROMPT)), markup)
 
 
-async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_text(update: Update, context: CustomContext) -> None:
     """Plain text in a private chat: remind the user of a half-given face swap, or say what the bot takes."""
     message = update.effective_message
     user_id = _user_id(message)
@@ -82,7 +82,7 @@ async def _answer(query: CallbackQuery, text: str | None = None, *, alert: bool 
         return
 
 
-async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_button(update: Update, context: CustomContext) -> None:
     """A button of the photo menu, of a style picker or of a picked argument."""
     query = update.callback_query
     d = deps(context)
@@ -109,7 +109,7 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _style_choice(context, operation, choice.argument, source, menu)
 
 
-async def _first_use(context: ContextTypes.DEFAULT_TYPE, chat_id: int, menu_id: int, kind: str) -> bool:
+async def _first_use(context: CustomContext, chat_id: int, menu_id: int, kind: str) -> bool:
     """Mark a menu step as answered; False when it already was (one insert decides, across replicas)."""
     return await conversations(context).first_use(chat_id, USED_MENUS_KEY, f"{menu_id}:{kind}",
                                                   keep_for=USED_MENUS_KEPT_FOR)

@@ -7,22 +7,17 @@ import time
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, MessageHandler, TypeHandler, filters
+from telegram.ext import Application, ApplicationHandlerStop, MessageHandler, TypeHandler, filters
 
 from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import DEPS_KEY, Deps, deps, is_payment, language_for, update_sender_id
+from bot.tg.context import CustomContext, Deps, deps, is_payment, language_for, update_sender_id
 from bot.tg.handlers import inline
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
-from bot.tg.intake import FLOOD_NOTICE_KEY
 from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
-ROUTER_KEY = "router"
-REFUSED_KEY = "refused"
-#: bot_data key of the same memory for the log line that names a refused sender and chat
-REFUSED_LOGGED_KEY = "refused-logged"
 #: a refused sender is told the bot is private at most once in this many seconds
 REFUSE_EVERY_S = 600.0
 #: senders remembered as refused before the ones told long ago are forgotten
@@ -34,7 +29,7 @@ def _allowed(d: Deps, update: Update) -> bool:
     return d.access.allows(update_sender_id(update), chat.id if chat else None)
 
 
-async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def check_access(update: Update, context: CustomContext) -> None:
     """Stop updates from users and chats outside the allowlists (answering in private chats only).
 
     Fails closed: whatever the answer to the refused user does (a query too old to answer, a network
@@ -49,7 +44,7 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     # a refused sender's language is their Telegram app's: no stored choice is read for them
     user = update.effective_user
     language = user.language_code if user else None
-    if _refusal_due(context, update, REFUSED_LOGGED_KEY):
+    if _refusal_due(context.bot_data.refused_logged, update):
         # how an operator learns the ids to allow (README, "Restrict it"); once per sender and quiet spell
         log.info("refused user %s in chat %s: not in BOT_ALLOWED_USERS or BOT_ALLOWED_CHATS",
                  user.id if user else None, chat.id if chat else None)
@@ -63,17 +58,16 @@ async def check_access(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
             await inline.refuse_chosen(update)
         elif update.callback_query:
             await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
-        elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context, update):
+        elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context.bot_data.refused, update):
             await reply(update.effective_message, tr(language, texts.NOT_ALLOWED))
     except Exception as error:
         log.info("could not tell a refused user (%s)", type(error).__name__)
     raise ApplicationHandlerStop
 
 
-def _refusal_due(context: ContextTypes.DEFAULT_TYPE, update: Update, key: str = REFUSED_KEY) -> bool:
+def _refusal_due(told: dict[int | None, float], update: Update) -> bool:
     """Whether to tell this refused sender again (once per REFUSE_EVERY_S: a flood of them costs one reply);
-    `key` keeps another such memory (the log line's)."""
-    told: dict[int | None, float] = context.bot_data.setdefault(key, {})
+    `told` is when each was last told (or, for the log line that names them, logged)."""
     sender, now = update_sender_id(update), time.monotonic()
     last = told.get(sender)
     if last is not None and now - last < REFUSE_EVERY_S:
@@ -88,16 +82,16 @@ def _refusal_due(context: ContextTypes.DEFAULT_TYPE, update: Update, key: str = 
 async def send_flood_notice(application: Application, update: Update) -> None:
     """Tell a flooding chat, once per flood, that some of its messages were skipped (not refused senders)."""
     chat = update.effective_chat
-    if chat is None or chat.type == ChatType.CHANNEL or not _allowed(application.bot_data[DEPS_KEY], update):
+    if chat is None or chat.type == ChatType.CHANNEL or not _allowed(application.bot_data.deps, update):
         return
     user = update.effective_user
     await application.bot.send_message(chat.id, tr(user.language_code if user else None, texts.FLOOD_NOTICE))
 
 
-async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_message(update: Update, context: CustomContext) -> None:
     """A new message: run its command, or treat its photo as a menu request."""
     message = update.message
-    router: Router = context.application.bot_data[ROUTER_KEY]
+    router = context.bot_data.router
     call = router.command_in(message, context.bot.username)
     if call is None:
         if message.text and message.text.startswith("/") and message.chat.type == ChatType.PRIVATE:
@@ -116,24 +110,24 @@ async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     await handler(update, context, call)
 
 
-async def on_edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_edit(update: Update, context: CustomContext) -> None:
     """Edits are not re-run; say so when the edit carries a command for us."""
     message = update.edited_message
-    router: Router = context.application.bot_data[ROUTER_KEY]
+    router = context.bot_data.router
     call = router.command_in(message, context.bot.username)
     if call is not None and call.name in router.handlers:
         await reply(message, tr(await language_for(context, message), texts.EDITED_IGNORED))
 
 
-async def on_channel_post(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_channel_post(update: Update, context: CustomContext) -> None:
     """Channels are not served; answer a command once so the admin knows why."""
     post = update.channel_post
-    router: Router = context.application.bot_data[ROUTER_KEY]
+    router = context.bot_data.router
     if router.command_in(post, context.bot.username) is not None:
         await reply(post, tr(None, texts.CHANNEL_IGNORED))  # a channel has no language of its own
 
 
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_error(update: object, context: CustomContext) -> None:
     """Log handler errors (without the update's content) and tell the user something went wrong."""
     log.error("handler error: %s", type(context.error).__name__, exc_info=context.error)
     if isinstance(update, Update) and update.effective_message and update.effective_chat:
@@ -143,8 +137,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 def register(application: Application, router: Router) -> None:
     """The access check before every update, every message, edit and channel post, the flood notice, the error reply."""
-    application.bot_data[ROUTER_KEY] = router
-    application.bot_data[FLOOD_NOTICE_KEY] = lambda update: send_flood_notice(application, update)
+    application.bot_data.flood_notice = lambda update: send_flood_notice(application, update)
     application.add_handler(TypeHandler(Update, check_access), group=-1)
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, on_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, on_edit))

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from telegram import Update
-from telegram.ext import Application, ContextTypes
+from telegram.ext import Application
 
 from bot.operations.catalogue import Operation
 from bot.tg.commands import CommandCall
-from bot.tg.context import DEPS_KEY
+from bot.tg.context import CustomContext
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images
 from bot.tg.start import start_operation
 
 
 def _handler(operation: Operation):
-    async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+    async def handle(update: Update, context: CustomContext, call: CommandCall) -> None:
         message = update.effective_message
         # two-image operations take the replied-to photo first and the message's own photo second
         images = message_images(message)
@@ -29,6 +29,6 @@ def _handler(operation: Operation):
 
 def register(application: Application, router: Router) -> None:
     """One command per operation of the catalogue."""
-    catalogue: Mapping[str, Operation] = application.bot_data[DEPS_KEY].operations
+    catalogue: Mapping[str, Operation] = application.bot_data.deps.operations
     for operation in catalogue.values():
         router.add(operation.name, _handler(operation), operation.summary)  # a msgid, as every description

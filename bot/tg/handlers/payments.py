@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LabeledPrice, Message, Update
+from telegram import LabeledPrice, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
-    ContextTypes,
     MessageHandler,
     PreCheckoutQueryHandler,
     filters,
@@ -25,20 +24,13 @@ from telegram.ext import (
 from bot.credits import Pack, pack_of
 from bot.i18n import tr
 from bot.tg import texts
-from bot.tg.context import deps, language_for
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import BUY_PREFIX
 
 log = logging.getLogger(__name__)
 
 STARS = "XTR"
-BUY_PREFIX = "buy:"
-
-
-def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
-    """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
-    return InlineKeyboardMarkup([[InlineKeyboardButton(
-        texts.pack_button(language, pack.credits, pack.stars),
-        callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])
 
 
 async def send_invoice(message: Message, language: str, pack: Pack) -> None:
@@ -49,12 +41,11 @@ async def send_invoice(message: Message, language: str, pack: Pack) -> None:
         currency=STARS, prices=[LabeledPrice(texts.invoice_title(language, pack.credits), pack.stars)])
 
 
-async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_buy_button(update: Update, context: CustomContext) -> None:
     """A pack chosen from /buy's keyboard: its invoice, if the pack is still offered."""
     query = update.callback_query
     language = await language_for(context, update=update)
-    credits = deps(context).credits
-    pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), credits.policy.packs if credits else ())
+    pack = pack_of("credits:" + query.data.removeprefix(BUY_PREFIX), deps(context).credits.policy.packs)
     message = query.message if isinstance(query.message, Message) else None
     try:
         if pack is None or message is None:
@@ -66,7 +57,7 @@ async def on_buy_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         log.warning("could not send an invoice: %s", error)
 
 
-async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_pre_checkout(update: Update, context: CustomContext) -> None:
     """Accept a checkout only for a pack still offered, in Stars, at its price, from someone who may use the bot."""
     query = update.pre_checkout_query
     d = deps(context)
@@ -83,13 +74,13 @@ async def on_pre_checkout(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         log.warning("could not answer a pre-checkout query of user %s: %s", query.from_user.id, failure)
 
 
-async def on_successful_payment(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_successful_payment(update: Update, context: CustomContext) -> None:
     """Add a paid pack's credits, once per charge id, and thank the payer."""
     message = update.effective_message
     payment = message.successful_payment
     d = deps(context)
     pack = Pack(0, 0)
-    if d.credits is not None and message.from_user is not None:
+    if message.from_user is not None:
         pack = Pack(d.credits.credits_bought(payment.invoice_payload), payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,

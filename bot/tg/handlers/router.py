@@ -6,11 +6,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from telegram import Message, Update
-from telegram.ext import ContextTypes
 
 from bot.tg.commands import CommandCall, parse_command
+from bot.tg.context import CustomContext
 
-CommandHandlerFn = Callable[[Update, ContextTypes.DEFAULT_TYPE, CommandCall], Awaitable[None]]
+CommandHandlerFn = Callable[[Update, CustomContext, CommandCall], Awaitable[None]]
 
 
 @dataclass

@@ -5,7 +5,7 @@ default argument for every operation with `default_choices` (shown with its phot
 operation added to the catalogue shows up here with no edit. Buttons carry ``set:<what>[:<name>[:<value>]]``:
 ``set:st:<group>[:<style>]``, ``set:df:<operation>:<choice>`` (the choice the press sets), ``set:ack``;
 the language button is ``lang:?`` (the language handlers own it). Everything is stored by name in
-users.settings or chats.settings (`bot.jobs.people` names the keys).
+users.settings or chats.settings (`bot.chats.people` names the keys).
 """
 
 from __future__ import annotations
@@ -17,17 +17,16 @@ from typing import Any
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
-from telegram.ext import Application, CallbackQueryHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler
 
+from bot.chats.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
 from bot.i18n import tr
-from bot.jobs.people import FOLLOWUPS_EVERYONE, QUICK_ACK, argument_setting, style_setting
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.operations.styles import StyleCatalogue
 from bot.tg import texts
+from bot.tg.answers import admin_refusal, answer
 from bot.tg.commands import CommandCall
-from bot.tg.context import deps, language_for
-from bot.tg.handlers.followups import answer
-from bot.tg.handlers.jobs import admin_refusal
+from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.router import Router
 from bot.tg.keyboards import CALLBACK_MAX_BYTES, rows, style_label
 from bot.tg.replies import reply
@@ -139,19 +138,19 @@ def style_choices(lang: str, group: str, operation: Operation, styles: StyleCata
     return InlineKeyboardMarkup(rows(fitting, 2))
 
 
-async def refusal_for_group(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, lang: str) -> str | None:
+async def refusal_for_group(context: CustomContext, chat_id: int, user_id: int, lang: str) -> str | None:
     """Why this user may not change the group's settings, or None if they may (failing closed)."""
     refusal = await admin_refusal(context, chat_id, user_id, None, not_admin=texts.SETTINGS_ADMINS_ONLY,
                                   check_failed=texts.SETTINGS_CHECK_FAILED)
     return None if refusal is None else tr(lang, refusal)
 
 
-async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
+async def show_settings(update: Update, context: CustomContext, call: CommandCall) -> None:
     """Show the settings that apply here: the caller's in private, the group's (to its admins) in groups."""
     message, d = update.effective_message, deps(context)
     user = message.from_user
     lang = await language_for(context, update=update)
-    if d.people is None or user is None:
+    if user is None:
         return
     if message.chat.type == ChatType.PRIVATE:
         settings = await d.people.user_settings(user.id)
@@ -165,13 +164,13 @@ async def show_settings(update: Update, context: ContextTypes.DEFAULT_TYPE, call
     await reply(message, tr(lang, texts.SETTINGS_GROUP_TITLE), group_panel(lang, settings))
 
 
-async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_settings_button(update: Update, context: CustomContext) -> None:
     """A button of a settings panel."""
-    query, d = update.callback_query, deps(context)
+    query = update.callback_query
     lang = await language_for(context, update=update)
     panel = query.message if isinstance(query.message, Message) else None
     parts = (query.data or "").split(":", 3)
-    if panel is None or d.people is None or len(parts) < 2:
+    if panel is None or len(parts) < 2:
         await answer(query)
         return
     if panel.chat.type != ChatType.PRIVATE:
@@ -180,7 +179,7 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
         await _user_button(context, query, panel, parts[1:], lang)
 
 
-async def _user_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, panel: Message, parts: list[str],
+async def _user_button(context: CustomContext, query: CallbackQuery, panel: Message, parts: list[str],
                        lang: str) -> None:
     d, user_id = deps(context), query.from_user.id
     settings = await d.people.user_settings(user_id)
@@ -206,7 +205,7 @@ async def _user_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery,
     await _edit(panel, tr(lang, texts.SETTINGS_TITLE), user_panel(lang, settings, d.operations, d.styles))
 
 
-async def _group_button(context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery, panel: Message, parts: list[str],
+async def _group_button(context: CustomContext, query: CallbackQuery, panel: Message, parts: list[str],
                         lang: str) -> None:
     d = deps(context)
     refusal = await refusal_for_group(context, panel.chat_id, query.from_user.id, lang)

@@ -11,7 +11,7 @@ import base64
 import secrets
 from datetime import timedelta
 
-from bot.jobs.conversations import Conversations
+from bot.chats.conversations import Conversations
 
 PREFIX = "app:"
 KIND = "app_input"

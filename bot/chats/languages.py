@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from bot.clock import utcnow
 from bot.store import ChatRepository, Preferences, UserRepository
 from bot.store.db import Sessions, reading
 
@@ -25,7 +26,7 @@ class LanguageChoices:
     """Reads and stores language choices for the chat side."""
 
     def __init__(self, sessions: Sessions, *,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self._sessions = sessions
         self._clock = clock
 

@@ -7,9 +7,10 @@ process memory, so every replica reads the same answers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from bot.clock import utcnow
 from bot.store import ChatRepository, JobRecord, JobRepository, UserRepository
 from bot.store.db import Sessions, reading
 
@@ -35,7 +36,7 @@ class PeopleService:
     """Settings and history for the chat side; each call is one short transaction."""
 
     def __init__(self, sessions: Sessions,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self._sessions = sessions
         self._clock = clock
 

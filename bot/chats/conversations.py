@@ -7,21 +7,18 @@ locked read-modify-write, so two replicas (or a replica and the album sweeper) n
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from bot.clock import utcnow
 from bot.store.conversations import ConversationRepository, ConversationRow
 from bot.store.db import Sessions, reading
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Conversations:
     """Read and write conversation state by (chat, kind, key); rows expire on their own."""
 
-    def __init__(self, sessions: Sessions, clock: Callable[[], datetime] = _now) -> None:
+    def __init__(self, sessions: Sessions, clock: Callable[[], datetime] = utcnow) -> None:
         self._sessions = sessions
         self._clock = clock
 
