@@ -10,6 +10,7 @@ from bot.i18n import N_, tr
 from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import deps, language_for
+from bot.tg.handlers.messages import ROUTER_KEY
 from bot.tg.handlers.router import Router
 from bot.tg.pairs import wait_for_more
 from bot.tg.replies import reply
@@ -20,7 +21,8 @@ INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or
 
 
 async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: CommandCall) -> None:
-    """Explain what the bot does, listing the catalogue's operations; `/start <operation>` (a deep link) opens its flow."""
+    """Explain what the bot does, listing the command menu's commands; `/start <operation>` (a deep link) opens its
+    flow."""
     d, message = deps(context), update.effective_message
     language = await language_for(context, update=update)
     private = message.chat.type == ChatType.PRIVATE
@@ -33,7 +35,8 @@ async def show_help(update: Update, context: ContextTypes.DEFAULT_TYPE, call: Co
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
         inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
-        await reply(message, f"{texts.help_text(d.operations.values(), language=language)}\n\n{inline}")
+        router: Router = context.application.bot_data[ROUTER_KEY]
+        await reply(message, f"{texts.help_text(router.commands(), language=language)}\n\n{inline}")
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:
