@@ -2,10 +2,11 @@
 # Install what the browser tests need on a Debian CI machine (run as root; safe to run again): Debian's
 # headless-capable Chromium (tests/harness/browser.py drives it) and fonts for every language the bot
 # speaks, Arabic included (fonts-noto-core: Noto Sans/Naskh Arabic; fonts-dejavu-core: the Latin and
-# Cyrillic fallback). apt-get update runs only when something is missing.
+# Cyrillic fallback; fonts-noto-color-emoji: the ✅ and ⏳ the captions open with). apt-get update runs only when
+# something is missing.
 set -euo pipefail
 
-readonly PACKAGES=(chromium fonts-noto-core fonts-dejavu-core)
+readonly PACKAGES=(chromium fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
