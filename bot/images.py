@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
-from bot.i18n import N_, Text, lazy
+from bot.i18n import N_, Number, Text, lazy
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -401,13 +401,13 @@ def _check_geometry(info: ImageInfo, limits: ImageLimits) -> None:
     dimensions = lazy("{width}×{height} pixels", width=width, height=height)
     if width * height > limits.max_pixels:
         raise ImageRejected(lazy("This image is too large ({dimensions}). Send an image of at most {most} megapixels.",
-                                 dimensions=dimensions, most=f"{limits.max_pixels / 1_000_000:g}"))
+                                 dimensions=dimensions, most=Number(limits.max_pixels / 1_000_000)))
     # Aspect before size: for a thin strip, "too narrow" is the more useful of the two answers.
     if min(width, height) > 0 and max(width, height) / min(width, height) > limits.max_aspect:
         raise ImageRejected(lazy(
             "This image is too long and narrow ({dimensions}). "
             "Send an image whose long side is at most {most} times its short side.",
-            dimensions=dimensions, most=f"{limits.max_aspect:g}"))
+            dimensions=dimensions, most=Number(limits.max_aspect)))
     if min(width, height) < max(1, limits.min_side):
         raise ImageRejected(lazy("This image is too small ({dimensions}). Send an image at least {least} pixels on each side.",
                                  dimensions=dimensions, least=limits.min_side))
@@ -568,13 +568,14 @@ def _damaged_reason(limits: ImageLimits) -> Text:
 
 def _too_many_pixels_reason(limits: ImageLimits) -> Text:
     return lazy("This image is too large. Send an image of at most {most} megapixels.",
-                most=f"{limits.max_pixels / 1_000_000:g}")
+                most=Number(limits.max_pixels / 1_000_000))
 
 
 def _megabytes(size: int) -> Text:
-    # Rounded up, so a file just over a 20 MB limit reads "20.1 MB", not "20 MB".
+    # Rounded up, so a file just over a 20 MB limit reads "20.1 MB", not "20 MB"; "20,1" where the reader's
+    # language writes a decimal comma
     tenths = math.ceil(size * 10 / (1024 * 1024))
-    return lazy("{size} MB", size=f"{tenths // 10}" if tenths % 10 == 0 else f"{tenths / 10:.1f}")
+    return lazy("{size} MB", size=Number(tenths / 10))
 
 
 _SUFFIX_FORMATS = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP"}

@@ -7,7 +7,7 @@ from bot.i18n import N_, ntr, tr
 #: every text the page shows, by the name app.js uses
 PAGE = {
     "paint": N_("Paint"),
-    "frame": N_("Frame"),
+    "frame": N_("Extend"),
     "styles": N_("Styles"),
     "results": N_("My results"),
     "brush": N_("Brush"),
@@ -16,7 +16,7 @@ PAGE = {
     "paint_hint": N_("Paint over what should change, then say what to put there."),
     "paint_prompt": N_("What to paint there, for example: a red balloon"),
     "paint_go": N_("Replace"),
-    "frame_hint": N_("Drag the frame's edges, or pick a shape."),
+    "frame_hint": N_("Drag the edges out to add room around the photo, or pick a shape."),
     "free": N_("Free"),
     "square": N_("Square"),
     "left": N_("Left"),
@@ -24,7 +24,7 @@ PAGE = {
     "right": N_("Right"),
     "bottom": N_("Bottom"),
     "pixels": N_("{count} px"),
-    "frame_go": N_("Expand"),
+    "frame_go": N_("Extend"),
     "styles_hint": N_("Tap a style to use it."),
     "describe": N_("Describe the picture"),
     "count": N_("How many headshots?"),

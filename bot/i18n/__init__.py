@@ -5,9 +5,15 @@ it) and rendered with `tr` (or `ntr` for counts) in the language of the person i
 is made before its reader's language is known (an argument parser, an image check), it is a `Text`
 (a msgid with its fields) and rendered later, where the language is known.
 
-Right-to-left languages (Arabic): `tr` wraps every filled field, and every /command and number written in
-the translation, in Unicode isolates (FSI … PDI), so numbers, commands and Latin words keep their own
-direction and the punctuation around them stays where the translator put it.
+Right-to-left languages (Arabic) follow the Unicode bidirectional algorithm (UAX #9) by rule, not by hand:
+* every filled field is a first-strong isolate (FSI … PDI), so a number, a Latin word or a user's text keeps
+  its own direction and the punctuation around it stays where the translator put it;
+* every /command written in the translation, with its arguments (`/art <النمط> [الوصف]`, `/cancel all`,
+  `/upscale@{bot} 2`), is one left-to-right isolate (LRI … PDI) in the order it is typed, each bracketed
+  placeholder word isolated inside it so its brackets stay paired; every number is an isolate too;
+* every line starts as a right-to-left paragraph: a line whose first strong letter is not right-to-left
+  (it opens with a command, a field, a number, or has no letter at all) gets a RIGHT-TO-LEFT MARK first,
+  since both HTML's `dir="auto"` (which looks into isolates) and UAX #9's rule P2 (which skips them) then agree.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import functools
 import gettext
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +36,19 @@ RTL_LANGUAGES = frozenset({"ar"})
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 DOMAIN = "bot"
 
-#: FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE (Unicode bidi, UAX #9)
-FSI, PDI = "\u2068", "\u2069"
-#: a /command and the Latin words, numbers and brackets written right after it ("/upscale 2", "/cancel all"),
-#: or a number a translator wrote ("20", "2:1"), which a right-to-left sentence would otherwise reorder
-_COMMAND_RUN = re.compile(r"(?<![\w/{])/[A-Za-z_]+(?:@\w+)?(?: [\x21-\x7a|~]+(?<![.,:;]))*"
-                          r"|(?<![\w{])\d+(?:[.,:×]\d+)*(?![\w}])")
+#: FIRST STRONG, LEFT-TO-RIGHT and RIGHT-TO-LEFT ISOLATE, POP DIRECTIONAL ISOLATE and RIGHT-TO-LEFT MARK (UAX #9)
+FSI, LRI, RLI, PDI, RLM = "\u2068", "\u2066", "\u2067", "\u2069", "\u200f"
+#: a /command (with `@bot` or `@{bot}`) and the arguments written after it: words of ASCII letters and digits
+#: (never the punctuation that ends the sentence or closes a bracket around the command), or whole <…>/[…]
+#: groups, whatever script their placeholder words are in
+_COMMAND_RUN = re.compile(r"(?<![\w/{])/[A-Za-z_]+(?:@(?:\w+|\{\w+\}))?"
+                          r"(?: (?:<[^<>\n]*>|\[[^\[\]\n]*\]"
+                          r"|[A-Za-z0-9_|{}+-]*[A-Za-z0-9_}](?=[.,:;!?)\]\u060c\u061b\u061f\u00bb]*(?:\s|$))))*")
+#: a number a translator wrote ("20", "2:1"), which a right-to-left sentence would otherwise reorder
+_NUMBER = re.compile(r"(?<![\w{])\d+(?:[.,:×]\d+)*(?![\w}])")
+#: a bracketed placeholder word inside a command run, isolated so the brackets around it stay paired
+_BRACKETED = re.compile(r"([<\[])([^<>\[\]]*[^\x00-\x7f][^<>\[\]]*)([>\]])")
+_STRONG_RTL = frozenset({"R", "AL"})
 
 
 def N_(message: str) -> str:  # gettext's conventional name for a marker
@@ -58,12 +72,53 @@ def isolate(text: str) -> str:
     return f"{FSI}{text}{PDI}"
 
 
+def _command(run: str) -> str:
+    """A command run as one left-to-right unit, its bracketed words isolated inside it."""
+    return f"{LRI}{_BRACKETED.sub(lambda match: match[1] + isolate(match[2]) + match[3], run)}{PDI}"
+
+
+def _first_strong(line: str, *, skip_isolates: bool) -> str | None:
+    """The bidi class (L, R or AL) of the first strong letter of `line`; with `skip_isolates`, outside isolates."""
+    depth = 0
+    for char in line:
+        if char in (FSI, LRI, RLI):
+            depth += 1
+        elif char == PDI:
+            depth = max(0, depth - 1)
+        elif depth == 0 or not skip_isolates:
+            kind = unicodedata.bidirectional(char)
+            if kind in ("L", "R", "AL"):
+                return kind
+    return None
+
+
+def _starts_right_to_left(line: str) -> str:
+    """`line` with an RLM first unless it opens right to left both by UAX #9 (rule P2 skips isolates) and by
+    HTML's dir="auto" (which looks into them)."""
+    if not line or all(_first_strong(line, skip_isolates=skip) in _STRONG_RTL for skip in (True, False)):
+        return line
+    return RLM + line
+
+
+def right_to_left_lines(text: str) -> str:
+    """Every line of `text` as a right-to-left paragraph (for a right-to-left language's assembled texts)."""
+    return "\n".join(_starts_right_to_left(line) for line in text.split("\n"))
+
+
 def _fill(language: str, text: str, fields: Mapping[str, object]) -> str:
-    rendered = {name: value.render(language) if isinstance(value, Text) else value for name, value in fields.items()}
-    if language in RTL_LANGUAGES:
-        text = _COMMAND_RUN.sub(lambda match: isolate(match.group(0)), text)
-        rendered = {name: isolate(str(value)) for name, value in rendered.items()}
-    return text.format(**rendered) if rendered else text
+    rendered = {name: value.render(language) if isinstance(value, Text | Number) else value
+                for name, value in fields.items()}
+    if language not in RTL_LANGUAGES:
+        return text.format(**rendered) if rendered else text
+    pieces = []
+    for part in re.split(f"({_COMMAND_RUN.pattern})", text):
+        if _COMMAND_RUN.fullmatch(part):
+            pieces.append(_command(part))
+        else:
+            pieces.append(_NUMBER.sub(lambda match: isolate(match.group(0)), part))
+    text = "".join(pieces)
+    rendered = {name: isolate(str(value)) for name, value in rendered.items()}
+    return right_to_left_lines(text.format(**rendered) if rendered else text)
 
 
 def tr(language: str, message: str, /, **fields: object) -> str:
@@ -95,6 +150,21 @@ class Text:
         if self.plural is not None:
             return ntr(language, self.msgid, self.plural, self.count, **self.fields)
         return tr(language, self.msgid, **self.fields)
+
+    def __str__(self) -> str:
+        return self.render(DEFAULT_LANGUAGE)
+
+
+@dataclass(frozen=True)
+class Number:
+    """A decimal number to write as its reader's language does ("20.1", "20,1"), once the language is known."""
+
+    value: float
+
+    def render(self, language: str) -> str:
+        from bot.i18n.formats import decimal  # Babel's data loads only when a number is written
+
+        return decimal(language, self.value)
 
     def __str__(self) -> str:
         return self.render(DEFAULT_LANGUAGE)

@@ -47,17 +47,17 @@ class Img2ImgRequest(Request):
         return body
 
 
-def describe(args: Args) -> Text:
-    """The caption: the style, and the description when there is one."""
-    if args.get("prompt"):
-        return lazy(N_("{title}: {style} — {prompt}"), title=lazy(N_("Art")), style=args["style"],
-                    prompt=args["prompt"][:200])
-    return lazy(N_("{title}: {style}"), title=lazy(N_("Art")), style=args["style"])
-
-
 def entry(styles: StyleCatalogue) -> Operation:
     """The catalogue entry; its styles are the catalogue's "art" section."""
     group = styles.group("art")
+
+    def describe(args: Args) -> Text:
+        """The caption: the style (its translated label), and the description when there is one."""
+        style = group.label(args["style"])
+        if args.get("prompt"):
+            return lazy(N_("{title}: {style} — {prompt}"), title=lazy(N_("Art")), style=style,
+                        prompt=args["prompt"][:200])
+        return lazy(N_("{title}: {style}"), title=lazy(N_("Art")), style=style)
 
     def parse(text: str) -> Args:
         words = text.split()

@@ -80,7 +80,8 @@ def entry(styles: StyleCatalogue) -> Operation:
     return Operation(
         name="headshot", title=N_("Headshot"), summary=N_("Make headshots in a style"),
         usage=N_("/headshot <style> [count]"), images=1, request_type=HeadshotRequest, parser=parse, builder=build,
-        describe=lambda args: lazy(N_("Headshot: {style} ×{count}"), style=args["style"], count=args["count"]),
+        describe=lambda args: lazy(N_("Headshot: {style} ×{count}"), style=group.label(args["style"]),
+                                   count=args["count"]),
         limits=replace(DEFAULT_LIMITS, max_side=2048), result=ResultKind.ALBUM, style_group="headshot",
         typical_seconds=40, outputs=lambda args: args["count"],
         # each headshot costs: where the bot asks for a style it asks how many too; typed, the default

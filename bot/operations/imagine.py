@@ -60,7 +60,7 @@ def entry(styles: StyleCatalogue) -> Operation:
         name="imagine", title=N_("Imagine"), summary=N_("Draw a picture from a description"),
         usage=N_("/imagine [style] [size] <description>"), images=0, request_type=Text2ImgRequest, parser=parse,
         builder=build,
-        describe=lambda args: lazy(N_("Imagine ({style}, {size}): {prompt}"), style=args["style"], size=args["size"],
-                                   prompt=args["prompt"][:300]),
+        describe=lambda args: lazy(N_("Imagine ({style}, {size}): {prompt}"), style=group.label(args["style"]),
+                                   size=args["size"], prompt=args["prompt"][:300]),
         style_group="imagine", image_names=(), typical_seconds=15, noun=N_("Drawing from a description"), inline=True,
         cli=(option("--style"), option("--size"), option("--prompt", required=True)))

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bot.i18n import N_
+from bot.i18n import N_, Text
 
 MAX_STYLE_NAME = 24
 #: the labels of the shipped styles.json, as msgids (a label an operator writes in a copy shows as written);
@@ -47,6 +47,12 @@ class StyleGroup:
 
     def names(self) -> list[str]:
         return list(self.styles)
+
+    def label(self, key: str) -> Text:
+        """What people read for the style named `key`: its label, translated where it is a shipped msgid (a
+        style since removed from the catalogue shows its name)."""
+        style = self.get(key)
+        return Text(style.label if style is not None else key)
 
 
 @dataclass(frozen=True)

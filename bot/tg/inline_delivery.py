@@ -104,4 +104,5 @@ class InlineDelivery:
         if failure.kind is FailureKind.DELIVERY and failure.detail == NOT_STARTED:
             await self.report(job, tr(job.language, START_BOT))
             return
-        await self.report(job, texts.failure_text(failure, language=job.language))
+        # everyone in that chat reads it: no advice meant for the requester (the bot's chat tells them more)
+        await self.report(job, tr(job.language, texts.SHARED_FAILED))

@@ -11,7 +11,7 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.chats.stored_inputs import StoredInputs, is_stored
-from bot.i18n import N_, lazy, tr
+from bot.i18n import lazy, tr
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, InputUnavailable, ResultFile
 from bot.media import MediaLinks
@@ -126,11 +126,7 @@ class TelegramNotifier:
         return ReplyParameters(message_id=job.reply_to_message_id, allow_sending_without_reply=True)
 
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile]) -> Delivered:
-        description = operation.describe(job.args)
-        if job.credits > 0:
-            description = lazy(N_("{description} · {cost}"), description=description,
-                               cost=texts.cost_note(job.language, job.credits))
-        text = texts.result_caption(description, sandbox=self._sandbox(), language=job.language)
+        text = texts.result_text(job, operation, sandbox=self._sandbox())
         if job.inline_message_id is not None:
             return await self._inline.deliver(job, operation, results, text)
         # The status message goes first: after the result is sent, every round trip until the worker records
@@ -184,9 +180,7 @@ class TelegramNotifier:
         """Edit the job's status message to say it is at the service (and for how long); False when not edited."""
         if job.status_message_id is None and job.inline_message_id is None:
             return False
-        what = operation.describe(job.args)
-        text = (tr(job.language, texts.PROGRESS_STARTED, what=what) if elapsed <= 0
-                else texts.progress_running(job.language, what, elapsed))
+        text = texts.progress_text(job, operation, elapsed)
         if job.inline_message_id is not None:
             return await self._inline.progress(job, text)
         try:

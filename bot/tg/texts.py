@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from bot.credits.texts import cost_note
-from bot.i18n import DEFAULT_LANGUAGE, N_, Text, ntr, render, tr
+from bot.i18n import DEFAULT_LANGUAGE, N_, Text, lazy, ntr, render, tr
 from bot.jobs.notifier import Failure, FailureKind
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord, JobState
@@ -85,7 +85,7 @@ JOB = N_("Job")
 HELP_COMMAND = N_("What I can do (also inline: type my @name in any chat)")
 STATUS_COMMAND = N_("Your jobs in progress")
 CANCEL_COMMAND = N_("Stop your jobs in this chat (admins: /cancel all)")
-LANGUAGE_COMMAND = N_("Choose my language")
+LANGUAGE_COMMAND = N_("Choose the language")
 BALANCE_COMMAND = N_("The service's credit balance")
 CREDITS_COMMAND = N_("Your credits")
 BUY_COMMAND = N_("Buy credits with Telegram Stars")
@@ -98,7 +98,7 @@ BOT_DESCRIPTION = N_("I edit photos with AI: upscale, retouch, remove the backgr
                      "description. Send me a photo to start.")
 BOT_SHORT_DESCRIPTION = N_("AI photo editing: send a photo, pick what to do.")
 
-LANGUAGE_PROMPT = N_("Choose my language:")
+LANGUAGE_PROMPT = N_("Choose the language:")
 LANGUAGE_PROMPT_GROUP = N_("Choose this group's language (group admins only):")
 LANGUAGE_CHOSEN = N_("Done: I'll speak English with you.")
 LANGUAGE_CHOSEN_GROUP = N_("Done: I'll speak English in this group.")
@@ -112,14 +112,14 @@ LANGUAGE_CHECK_FAILED = N_("I couldn't check with Telegram whether you're an adm
                            "Please try again in a moment.")
 
 
-def help_text(operations: Iterable[Operation], *, language: str = DEFAULT_LANGUAGE) -> str:
-    """The /start and /help text, listing every operation from the catalogue."""
+def help_text(commands: Iterable[tuple[str, str]], *, language: str = DEFAULT_LANGUAGE) -> str:
+    """The /start and /help text: the command menu's commands, as (usage, description) msgid pairs.
+
+    They come from the registry that fills Telegram's command menu (bot.tg.handlers.router.Router): the same
+    commands in the same order."""
     lines = [tr(language, WELCOME), "", tr(language, COMMANDS_HEADING)]
-    lines += [f"{tr(language, op.usage)} — {tr(language, op.summary)}" for op in operations]
-    lines += [tr(language, N_("/status — your jobs in progress")),
-              tr(language, N_("/cancel — stop your jobs in this chat (group admins: /cancel all)")),
-              tr(language, N_("/language — choose my language")),
-              tr(language, N_("/help — this message"))]
+    lines += [tr(language, HELP_LINE, usage=lazy(usage), description=lazy(description))
+              for usage, description in commands]
     return "\n".join(lines)
 
 
@@ -396,9 +396,43 @@ def pool_cap_set(language: str, cap: int) -> str:
 
 # --- the Mini App's ways in (bot.tg.miniapp) ---
 APP_PAINT = N_("✏️ Paint")
-APP_FRAME = N_("🖼 Frame")
+APP_FRAME = N_("↔️ Extend")
 APP_STYLES = N_("🎨 Styles")
 APP_RESULTS = N_("My results")
 APP_OPEN = N_("Tap the button below to open it.")
 APP_NOT_YOURS = N_("That picture is not yours, or it is no longer available. Open the screen again from the chat.")
 APP_OFF = N_("This bot has no app to open.")
+
+
+# --- texts assembled from pieces: /help lines, result captions, progress (bot.tg.notifier) ---
+#: a command's line in /help: how it is typed, and what it does (the command menu's description)
+HELP_LINE = N_("{usage} — {description}")
+#: texts in a message many people read (an inline message, which turns into the picture): about the picture,
+#: addressed to no one, with no price
+SHARED_PROGRESS = N_("⏳ {what} — in progress…")
+SHARED_FAILED = N_("❌ This picture could not be made.")
+#: a paid result's caption: what was done, and what it cost its requester
+PAID_RESULT = N_("{description} · {cost}")
+
+
+def result_text(job: JobRecord, operation: Operation, *, sandbox: bool) -> str:
+    """A job's result caption in its language; an inline message's is for everyone in that chat, so it carries
+    no cost (the requester's business)."""
+    description = operation.describe(job.args)
+    if job.credits > 0 and job.inline_message_id is None:
+        description = lazy(PAID_RESULT, description=description, cost=cost_note(job.language, job.credits))
+    return result_caption(description, sandbox=sandbox, language=job.language)
+
+
+def progress_text(job: JobRecord, operation: Operation, elapsed: int) -> str:
+    """A job's status while the service works on it: to its requester in their chat ("I'll reply"), or, in an
+    inline message that turns into the picture itself, to everyone in that chat."""
+    what = operation.describe(job.args)
+    if job.inline_message_id is not None:
+        if elapsed <= 0:
+            return tr(job.language, SHARED_PROGRESS, what=what)
+        return ntr(job.language, "⏳ {what} — in progress, {count} second so far…",
+                   "⏳ {what} — in progress, {count} seconds so far…", elapsed, what=what)
+    if elapsed <= 0:
+        return tr(job.language, PROGRESS_STARTED, what=what)
+    return progress_running(job.language, what, elapsed)

@@ -116,7 +116,7 @@ async def test_a_strangers_button_press_is_refused_and_the_owners_works(settings
         assert media(telegram, group_chat.id) == [] and await jobs_of(settings, DAVE.id) == []
         telegram.user_presses(group_chat, CAROL, picker.message_id, "st:imagine:cartoon")
         [result] = await wait_media(telegram, group_chat.id)
-        assert "cartoon" in result.caption
+        assert "Cartoon" in result.caption
     finally:
         await running.stop()
 

@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+from bot.operations.styles import load_catalogue
 from bot.store.db import SQLITE_BUSY_TIMEOUT_MS
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, size_of
@@ -65,7 +66,7 @@ async def test_again_and_another_style(bot, telegram, alice_chat):
     telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":a"))
     again = (await wait_media(telegram, alice_chat.id, 2))[1]
     assert size_of(again.media) == size_of(result.media)
-    assert again.caption.startswith("✅ Art: oil") and again.reply_to_message_id == result.message_id
+    assert again.caption.startswith("✅ Art: Oil painting") and again.reply_to_message_id == result.message_id
     telegram.user_presses(alice_chat, ALICE, result.message_id, button(result, ":s"))
     await telegram.wait_for(lambda: any(m.text == "Pick a style:" and m.reply_markup
                                         for m in telegram.sent(alice_chat.id)))
@@ -73,7 +74,9 @@ async def test_again_and_another_style(bot, telegram, alice_chat):
     other = next(data for data in buttons(picker) if not data.endswith(":oil"))
     telegram.user_presses(alice_chat, ALICE, picker.message_id, other)
     styled = (await wait_media(telegram, alice_chat.id, 3))[2]
-    assert styled.caption.startswith(f"✅ Art: {other.rsplit(':', 1)[1]}")
+    # the caption names the style by its label, never its id
+    label = load_catalogue().group("art").get(other.rsplit(":", 1)[1]).label
+    assert styled.caption.startswith(f"✅ Art: {label}")
     assert styled.reply_to_message_id == result.message_id
     assert size_of(styled.media) == size_of(result.media)
 
@@ -87,7 +90,7 @@ async def test_another_model_of_a_generated_picture_keeps_the_prompt(bot, telegr
     picker = next(m for m in telegram.sent(alice_chat.id) if m.text == "Pick a style:")
     telegram.user_presses(alice_chat, ALICE, picker.message_id, button(picker, ":flux"))
     other = (await wait_media(telegram, alice_chat.id, 2))[1]
-    assert other.caption.startswith("✅ Generate (flux, 3:2, 1k): a lighthouse at dawn")
+    assert other.caption.startswith("✅ Generate (FLUX.2 Pro, 3:2, 1k): a lighthouse at dawn")
     assert other.reply_to_message_id == result.message_id
 
 

@@ -60,7 +60,7 @@ async def test_headshot_count_buttons_after_the_style_picker_make_that_many(bot,
                       "4 headshots": "ar:headshot:fashion 4"}
     telegram.user_presses(alice_chat, ALICE, picker.message_id, counts["4 headshots"])
     album = await wait_media(telegram, alice_chat.id, 4)
-    assert len(album) == 4 and album[0].caption.startswith("✅ Headshot: fashion ×4")
+    assert len(album) == 4 and album[0].caption.startswith("✅ Headshot: Fashion ×4")
     assert avatar_counts(sandbox) == [4]
     # typed in full, nothing is asked: the catalogue's default count
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(300, 300), caption="/headshot business")

@@ -121,7 +121,8 @@ async def test_choosing_generate_draws_the_picture_into_the_inline_message(teleg
     message = await choose_generate(telegram, ALICE, "a lighthouse at dawn")
     await telegram.wait_for(lambda: message.photo is not None, timeout=20)
     assert size_of(message.photo) == (1024, 1024)
-    assert "lighthouse" in message.caption
+    # everyone in that chat reads the caption: what was drawn, not what the requester paid for it
+    assert "lighthouse" in message.caption and "credit" not in message.caption
     buttons = [button for row in message.reply_markup["inline_keyboard"] for button in row]
     assert any(button.get("switch_inline_query_current_chat") == "a lighthouse at dawn" for button in buttons)
     assert any(button.get("url", "").startswith("https://t.me/") for button in buttons)

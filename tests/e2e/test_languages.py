@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from bot.i18n import FSI, PDI, tr
+import re
+
+from bot.i18n import FSI, LRI, PDI, RLM, tr
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import texts, wait_media, wait_text
@@ -15,8 +17,12 @@ LAYLA = User(2002, "ليلى", username="layla", language_code="ar")
 CAROL = User(2003, "Carol", username="carol", language_code="en")
 
 
+#: an English month's name or abbreviation, as strftime's %b wrote them into /history
+ENGLISH_MONTH = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b")
+
+
 def _plain(text: str) -> str:
-    return text.replace(FSI, "").replace(PDI, "")
+    return re.sub(f"[{FSI}{LRI}{PDI}{RLM}]", "", text)
 
 
 def _buttons(message) -> list[str]:
@@ -47,13 +53,43 @@ async def _photo_menu_and_result(telegram, user: User, language: str) -> str:
 
 async def test_a_russian_user_gets_russian_menus_buttons_captions_and_errors(bot, telegram):
     error = await _photo_menu_and_result(telegram, IVAN, "ru")
-    assert error.startswith("Увеличение может быть только 2 или 4") and "Как писать: /upscale [2|4]" in error
+    assert error.startswith("Увеличить можно только в 2 или 4 раза") and "Как писать: /upscale [2|4]" in error
 
 
 async def test_an_arabic_user_gets_arabic_with_commands_and_numbers_isolated(bot, telegram):
     error = await _photo_menu_and_result(telegram, LAYLA, "ar")
     assert _plain(error).startswith("يجب أن يكون معامل التكبير")
-    assert f"{FSI}/upscale 2{PDI}" in error and f"{FSI}/upscale [2|4]{PDI}" in error
+    assert f"{LRI}/upscale 2{PDI}" in error and f"{LRI}/upscale [2|4]{PDI}" in error
+
+
+async def _styled_results_and_history(telegram, user: User, language: str) -> str:
+    """A styled art result and a headshot album, then /history: the styles by their translated names, the
+    dates in the language's own words, never a style's id nor an English month."""
+    chat = private_chat(user)
+    telegram.user_sends(chat, user, photo=samples.jpeg(400, 400), caption="/art watercolor")
+    [art] = await wait_media(telegram, chat.id)
+    telegram.user_sends(chat, user, photo=samples.jpeg(400, 400), caption="/headshot business 2")
+    headshots = (await wait_media(telegram, chat.id, 3))[1:]
+    captions = [_plain(art.caption), _plain(next(m.caption for m in headshots if m.caption))]
+    assert captions[0].startswith("✅ " + _plain(tr(language, "Art")))
+    assert tr(language, "Watercolor") in captions[0] and tr(language, "Business") in captions[1]
+    telegram.user_sends(chat, user, text="/history")
+    history = _plain(await wait_text(telegram, chat.id, tr(language, bot_texts.HISTORY_TITLE)))
+    assert tr(language, "Watercolor") in history and tr(language, "Business") in history
+    for text in [*captions, history]:
+        assert not re.search(r"watercolor|business", text, re.IGNORECASE), text
+        assert not ENGLISH_MONTH.search(text), text
+    return history
+
+
+async def test_a_russian_users_styled_captions_and_history_say_no_style_id_nor_english_month(bot, telegram):
+    history = await _styled_results_and_history(telegram, IVAN, "ru")
+    assert "UTC" in history
+
+
+async def test_an_arabic_users_styled_captions_and_history_say_no_style_id_nor_english_month(bot, telegram):
+    history = await _styled_results_and_history(telegram, LAYLA, "ar")
+    assert "التوقيت العالمي" in history  # the time zone, said in Arabic
 
 
 async def test_language_is_chosen_with_buttons_and_sticks(bot, telegram):
@@ -69,8 +105,8 @@ async def test_language_is_chosen_with_buttons_and_sticks(bot, telegram):
     await telegram.wait_for(lambda: texts(telegram, chat.id).count(tr("es", bot_texts.TEXT_HINT)) == 2)
     # "lang:?" (the /settings button) opens the picker again; "auto" goes back to the app's language
     telegram.user_presses(chat, IVAN, picker.message_id, "lang:?")
-    await wait_text(telegram, chat.id, "Elige mi idioma:")
-    again = next(m for m in telegram.sent(chat.id) if m.text == "Elige mi idioma:")
+    await wait_text(telegram, chat.id, "Elige el idioma:")
+    again = next(m for m in telegram.sent(chat.id) if m.text == "Elige el idioma:")
     telegram.user_presses(chat, IVAN, again.message_id, "lang:auto")
     await wait_text(telegram, chat.id, "Готово: буду следовать языку вашего Telegram.")
 
@@ -113,7 +149,7 @@ async def test_menus_and_descriptions_are_registered_per_language_and_scope(bot,
         english = {c["command"]: c["description"] for c in telegram.my_commands(scope)}
         russian = {c["command"]: c["description"] for c in telegram.my_commands(scope, "ru")}
         arabic = {c["command"]: c["description"] for c in telegram.my_commands(scope, "ar")}
-        assert english["language"] == "Choose my language" and russian["language"] == "Выбрать язык"
+        assert english["language"] == "Choose the language" and russian["language"] == "Выбрать язык"
         assert russian["upscale"] == "Увеличить фото в 2 или 4 раза" and arabic["help"].startswith("ما أستطيع فعله")
         assert english.keys() == russian.keys() == arabic.keys()
         assert "balance" in english  # everyone has credits to look at

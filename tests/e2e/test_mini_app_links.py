@@ -46,7 +46,7 @@ async def test_a_photo_in_a_private_chat_gets_the_mini_app_buttons_signed_for_it
     await wait_text(telegram, alice_chat.id, "What should I do with this photo?")
     menu = next(m for m in telegram.sent(alice_chat.id) if m.text == "What should I do with this photo?")
     buttons = app_buttons(menu)
-    assert [button["text"] for button in buttons] == ["✏️ Paint", "🖼 Frame", "🎨 Styles"]
+    assert [button["text"] for button in buttons] == ["✏️ Paint", "↔️ Extend", "🎨 Styles"]
     screens = [opened(button["web_app"]["url"]) for button in buttons]
     assert [screen["s"] for screen in screens] == ["paint", "frame", "styles"]
     refs = PhotoRefs(telegram.token)
@@ -78,7 +78,7 @@ async def test_a_result_in_a_group_links_to_the_private_chat_where_start_answers
     await wait_text(telegram, alice_private.id, "Tap the button below to open it.")
     answer = next(m for m in telegram.sent(alice_private.id) if m.text == "Tap the button below to open it.")
     [button] = app_buttons(answer)
-    assert button["text"] == "🖼 Frame" and opened(button["web_app"]["url"]) == {"s": "frame", "p": "r.1.0"}
+    assert button["text"] == "↔️ Extend" and opened(button["web_app"]["url"]) == {"s": "frame", "p": "r.1.0"}
 
     bob_private = private_chat(BOB)
     telegram.user_sends(bob_private, BOB, text=f"/start {payloads[0]}")

@@ -59,7 +59,7 @@ async def test_art_keeps_the_size(bot, telegram, alice_chat):
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(320, 240), caption="/art oil a stormy sea")
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (320, 240)
-    assert result.caption.startswith("✅ Art: oil")
+    assert result.caption.startswith("✅ Art: Oil painting")
 
 
 async def test_imagine_draws_at_the_requested_aspect(bot, telegram, alice_chat):
@@ -78,7 +78,7 @@ async def test_imagine_without_style_offers_a_keyboard(bot, telegram, alice_chat
     assert "st:imagine:cartoon" in buttons
     telegram.user_presses(alice_chat, ALICE, picker.message_id, "st:imagine:cartoon")
     [result] = await wait_media(telegram, alice_chat.id)
-    assert "cartoon" in result.caption and "lighthouse" in result.caption
+    assert "Cartoon" in result.caption and "lighthouse" in result.caption
 
 
 async def test_faceswap_from_an_album_of_two(bot, telegram, alice_chat):
@@ -118,7 +118,7 @@ async def test_generate_draws_with_the_chosen_model_at_its_size(bot, telegram, s
     telegram.user_sends(alice_chat, ALICE, text="/generate gpt 3:2 a lighthouse at dawn")
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (1536, 1024)
-    assert result.caption.startswith("✅ Generate (gpt, 3:2, 1k)")
+    assert result.caption.startswith("✅ Generate (GPT Image 2, 3:2, 1k)")
     [body] = generation_posts(sandbox)
     assert body["content"] == [{"type": "text", "text": "a lighthouse at dawn"}] and body["quality"] == "medium"
 

@@ -109,10 +109,10 @@ async def test_changed_defaults_are_stored_and_used_by_the_next_command_without_
     assert size_of(result.media) == (200, 160)
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/art")
     results = await wait_media(telegram, alice_chat.id, 2)
-    assert results[1].caption.startswith("✅ Art: oil")
+    assert results[1].caption.startswith("✅ Art: Oil painting")
     telegram.user_sends(alice_chat, ALICE, text="/generate a lighthouse")
     results = await wait_media(telegram, alice_chat.id, 3)
-    assert results[2].caption.startswith("✅ Generate (gpt, 1:1, 1k)")
+    assert results[2].caption.startswith("✅ Generate (GPT Image 2, 1:1, 1k)")
     # a typed argument still wins over the default
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(50, 40), caption="/upscale 2")
     results = await wait_media(telegram, alice_chat.id, 4)

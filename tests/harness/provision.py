@@ -30,13 +30,16 @@ from sqlalchemy import make_url
 
 POSTGRES_URL_ENV = "TEST_POSTGRES_URL"
 CHROMIUM_ENV = "CHROMIUM"
-#: Debian's Chromium and fonts: Noto for Arabic and most scripts, DejaVu as the Latin and Cyrillic fallback
-BROWSER_PACKAGES = ("chromium", "fonts-noto-core", "fonts-dejavu-core")
+#: Debian's Chromium and fonts: Noto for Arabic and most scripts, Noto Color Emoji for the ✅ and ⏳ captions open
+#: with, DejaVu as the Latin and Cyrillic fallback
+BROWSER_PACKAGES = ("chromium", "fonts-noto-core", "fonts-noto-color-emoji", "fonts-dejavu-core")
 FONT_PACKAGES = BROWSER_PACKAGES[1:]
 POSTGRES_PACKAGES = ("postgresql",)
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome")
 #: languages whose script the pages must render (fontconfig's names): Arabic, and Cyrillic for Russian
 FONT_LANGUAGES = ("ar", "ru")
+#: fontconfig patterns that must match some font besides the languages: an emoji (✅, U+2705)
+FONT_PATTERNS = (*(f":lang={language}" for language in FONT_LANGUAGES), ":charset=2705")
 DEBIAN_POSTGRES = Path("/usr/lib/postgresql")
 #: the cluster's first choice of port, next to the 55432 CONTRIBUTING.md gives a container of one's own
 FIRST_PORT = 55433
@@ -74,8 +77,8 @@ def fonts_present(env: Mapping[str, str]) -> bool:
     fc_list = shutil.which("fc-list", path=env.get("PATH"))
     if fc_list is None:
         return False
-    return all(subprocess.run([fc_list, f":lang={language}", "family"], capture_output=True, text=True,
-                              check=False).stdout.strip() for language in FONT_LANGUAGES)
+    return all(subprocess.run([fc_list, pattern, "family"], capture_output=True, text=True,
+                              check=False).stdout.strip() for pattern in FONT_PATTERNS)
 
 
 def find_postgres(env: Mapping[str, str], debian: Path = DEBIAN_POSTGRES) -> Path | None:

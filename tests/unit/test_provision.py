@@ -36,7 +36,7 @@ def test_a_machine_with_the_browser_and_fonts_needs_nothing() -> None:
 def test_root_with_apt_installs_what_is_missing_and_only_that() -> None:
     assert plan_browser(None, False, NOTHING_INSTALLED, ROOT_WITH_APT) == Plan(install=BROWSER_PACKAGES)
     assert plan_browser("/usr/bin/chromium", False, NOTHING_INSTALLED, ROOT_WITH_APT) == Plan(
-        install=("fonts-noto-core", "fonts-dejavu-core"))
+        install=("fonts-noto-core", "fonts-noto-color-emoji", "fonts-dejavu-core"))
     assert plan_browser(None, True, NOTHING_INSTALLED, ROOT_WITH_APT) == Plan(install=("chromium",))
     # installed but off PATH: nothing to install; provision() then finds the package's executable
     assert plan_browser(None, True, frozenset({"chromium"}), ROOT_WITH_APT) == Plan(install=())
@@ -45,11 +45,11 @@ def test_root_with_apt_installs_what_is_missing_and_only_that() -> None:
 def test_without_root_one_line_says_what_to_install() -> None:
     both = plan_browser(None, False, NOTHING_INSTALLED, NO_INSTALL)
     assert both == Plan(advice="Chromium and fonts for the browser tests: "
-                               "`sudo apt-get install chromium fonts-noto-core fonts-dejavu-core` (or set CHROMIUM)")
+                               "`sudo apt-get install chromium fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core` (or set CHROMIUM)")
     assert plan_browser(None, True, NOTHING_INSTALLED, NO_INSTALL).advice == (
         "Chromium for the browser tests: `sudo apt-get install chromium` (or set CHROMIUM)")
     assert plan_browser("/opt/chrome", False, NOTHING_INSTALLED, NO_INSTALL).advice == (
-        "fonts for the browser tests: `sudo apt-get install fonts-noto-core fonts-dejavu-core`")
+        "fonts for the browser tests: `sudo apt-get install fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core`")
     assert "\n" not in both.advice
 
 

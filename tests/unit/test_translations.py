@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.i18n import FSI, PDI, Text, catalogues, ntr, tr
+from bot.i18n import FSI, LRI, PDI, RLM, Text, catalogues, ntr, tr
 from bot.tg import texts
 
 LANGUAGES = catalogues.translated_languages()
@@ -50,8 +50,9 @@ def test_a_translation_keeps_its_placeholders_and_commands(language):
 
 
 def _says_its_number(language: str, index: int, form: str, original: str) -> bool:
-    """Arabic's forms for exactly one and two ("مهمة واحدة", "مهمتان") say the number in the word: no numeral."""
-    return (language == "ar" and index in (1, 2)
+    """Arabic's forms for zero, exactly one and two ("أقل من دقيقة", "مهمة واحدة", "مهمتان") say the number in
+    words: no numeral."""
+    return (language == "ar" and index in (0, 1, 2)
             and _marks(form.replace("{count}", "")) == _marks(original.replace("{count}", "")))
 
 
@@ -99,10 +100,29 @@ def test_no_arabic_plural_puts_a_numeral_before_a_dual():
 def test_arabic_isolates_each_field_and_each_command_but_no_other_language_does():
     said = tr("ar", texts.USAGE_LINE, reason="x", usage="/upscale [2|4]")
     assert f"{FSI}/upscale [2|4]{PDI}" in said and f"{FSI}x{PDI}" in said
-    assert tr("ar", texts.UNKNOWN_COMMAND).count(f"{FSI}/help{PDI}") == 1
-    assert tr("ar", "The upscale factor must be 2 or 4, for example /upscale 2").endswith(f"{FSI}/upscale 2{PDI}")
+    assert tr("ar", texts.UNKNOWN_COMMAND).count(f"{LRI}/help{PDI}") == 1
+    assert tr("ar", "The upscale factor must be 2 or 4, for example /upscale 2").endswith(f"{LRI}/upscale 2{PDI}")
     for language in ("en", "ru", "es"):
-        assert FSI not in tr(language, texts.USAGE_LINE, reason="x", usage="/upscale") + tr(language, texts.UNKNOWN_COMMAND)
+        said = tr(language, texts.USAGE_LINE, reason="x", usage="/upscale") + tr(language, texts.UNKNOWN_COMMAND)
+        assert not {FSI, LRI, RLM} & set(said)
+
+
+def test_an_arabic_command_stays_whole_with_its_arguments_and_brackets_paired():
+    # the bracketed placeholder words are isolated inside the command's isolate, so the brackets stay paired
+    assert tr("ar", "/art <style> [description]") == f"{RLM}{LRI}/art <{FSI}النمط{PDI}> [{FSI}الوصف{PDI}]{PDI}"
+    # a bracket closing around the command stays outside it
+    assert f"{LRI}/cancel all{PDI})" in tr("ar", "Stop your jobs in this chat (admins: /cancel all)")
+    # `@{bot}` joins the command, with its argument
+    greeting = tr("ar", texts.GROUP_GREETING, bot="AiArtBot")
+    assert f"{LRI}/upscale@{FSI}AiArtBot{PDI} 2{PDI})" in greeting
+
+
+def test_every_arabic_line_starts_right_to_left_whatever_its_fields_hold():
+    # a line of fields only, or one that opens with a command, gets a RIGHT-TO-LEFT MARK first
+    assert tr("ar", "{description} · {cost}", description="Upscale ×2", cost="1").startswith(RLM)
+    assert tr("ar", texts.USAGE_LINE, reason="timeout", usage="/upscale").split("\n")[0].startswith(RLM)
+    # one that opens with an Arabic word outside any isolate needs none
+    assert not tr("ar", texts.MENU_PROMPT).startswith(RLM)
 
 
 def test_a_text_made_before_the_language_is_known_renders_in_it_later():
@@ -126,9 +146,29 @@ def test_a_queued_jobs_place_is_said_with_the_right_plural():
     assert "ahead" not in queued_text(upscale, {"factor": 2})
 
 
+def _bare(text: str) -> str:
+    """`text` without its isolates (innermost first, until none is left)."""
+    isolated = re.compile(f"[{FSI}{LRI}][^{FSI}{LRI}{PDI}]*{PDI}")
+    while (stripped := isolated.sub("", text)) != text:
+        text = stripped
+    return text
+
+
+def _unbalanced(text: str) -> list[str]:
+    """The isolates of `text` whose <>, [] or () do not pair up inside them."""
+    wrong, starts = [], []
+    for index, char in enumerate(text):
+        if char in (FSI, LRI):
+            starts.append(index)
+        elif char == PDI and starts:
+            inside = _bare(text[starts.pop() + 1:index])
+            if any(inside.count(a) != inside.count(b) for a, b in ("<>", "[]", "()")):
+                wrong.append(inside)
+    return wrong
+
+
 def test_every_arabic_text_isolates_its_numbers_and_commands():
-    isolated = re.compile(f"{FSI}[^{FSI}{PDI}]*{PDI}")
-    bare = []
+    bare, unbalanced = [], []
     for message in catalogues.read("ar"):
         if not message.id:
             continue
@@ -138,5 +178,6 @@ def test_every_arabic_text_isolates_its_numbers_and_commands():
             said = [ntr("ar", *message.id, count, **fields) for count in (0, 1, 2, 3, 11, 100)]
         else:
             said = [tr("ar", message.id, **fields, **({"count": 3} if "{count}" in original else {}))]
-        bare += [text for text in said if re.search(r"\d|(?<!\w)/[a-z]", isolated.sub("", text))]
-    assert bare == []
+        bare += [text for text in said if re.search(r"\d|(?<!\w)/[a-z]", _bare(text))]
+        unbalanced += [piece for text in said for piece in _unbalanced(text)]
+    assert bare == [] and unbalanced == []

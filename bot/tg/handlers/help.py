@@ -20,7 +20,7 @@ INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or
 
 
 async def show_help(update: Update, context: CustomContext, call: CommandCall) -> None:
-    """Explain what the bot does, listing the catalogue's operations; `/start <operation>` (a deep link) opens its flow."""
+    """Explain what the bot does, listing the command menu's commands; `/start <operation>` (a deep link) opens its flow."""
     d, message = deps(context), update.effective_message
     language = await language_for(context, update=update)
     private = message.chat.type == ChatType.PRIVATE
@@ -33,7 +33,7 @@ async def show_help(update: Update, context: CustomContext, call: CommandCall) -
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
         inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
-        await reply(message, f"{texts.help_text(d.operations.values(), language=language)}\n\n{inline}")
+        await reply(message, f"{texts.help_text(context.bot_data.router.commands(), language=language)}\n\n{inline}")
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:

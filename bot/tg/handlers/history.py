@@ -4,13 +4,13 @@ Telegram file (no service call: Telegram keeps the file)."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputMediaDocument, InputMediaPhoto, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import render, tr
+from bot.i18n.formats import when
 from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.answers import answer
@@ -29,10 +29,6 @@ _OUTCOMES = {JobState.DELIVERED: texts.OUTCOME_DELIVERED, JobState.FAILED: texts
              JobState.EXPIRED: texts.OUTCOME_FAILED, JobState.CANCELLED: texts.OUTCOME_CANCELLED}
 
 
-def _when(at: datetime) -> str:
-    return at.strftime("%d %b %H:%M UTC")
-
-
 def history_text(lang: str, jobs: list[JobRecord], operations) -> str:
     """The /history list, newest first."""
     if not jobs:
@@ -42,7 +38,7 @@ def history_text(lang: str, jobs: list[JobRecord], operations) -> str:
         operation = operations.get(job.operation)
         what = render(lang, operation.describe(job.args)) if operation else job.operation
         outcome = tr(lang, _OUTCOMES.get(job.state, texts.OUTCOME_ACTIVE))
-        lines.append(tr(lang, texts.HISTORY_LINE, number=number, what=what[:80], when=_when(job.created_at),
+        lines.append(tr(lang, texts.HISTORY_LINE, number=number, what=what[:80], when=when(lang, job.created_at),
                         outcome=outcome))
     return "\n".join(lines)
 

@@ -160,7 +160,7 @@ def _offers(d: Deps, language: str, description: str, username: str | None) -> l
                                        text, reply_markup=keyboard, description=tr(language, GENERATE_HINT))]
     for style in [name for name in names if name != default][:STYLES_OFFERED]:
         offers.append(InlineQueryResultArticle(
-            f"{GENERATE}:{style}", tr(language, GENERATE_STYLED, style=style, description=description), text,
+            f"{GENERATE}:{style}", tr(language, GENERATE_STYLED, style=group.label(style), description=description), text,
             reply_markup=keyboard, description=tr(language, GENERATE_HINT)))
     return offers
 

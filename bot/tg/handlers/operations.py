@@ -31,4 +31,5 @@ def register(application: Application, router: Router) -> None:
     """One command per operation of the catalogue."""
     catalogue: Mapping[str, Operation] = application.bot_data.deps.operations
     for operation in catalogue.values():
-        router.add(operation.name, _handler(operation), operation.summary)  # a msgid, as every description
+        # msgids, as every description and usage
+        router.add(operation.name, _handler(operation), operation.summary, usage=operation.usage)
