@@ -34,6 +34,7 @@ from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
+from bot.images import PreparationSlots
 from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.conversations import Conversations
 from bot.jobs.handoff import ImageHandoff
@@ -195,7 +196,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                             callback_ips=settings.aiart_webhook_ips,
                             trusted_proxies=settings.forwarding_proxies,
                             mini_app=mini_app(token, deps, application, notifier, stored,
-                                              previews=settings.previews_dir))
+                                              previews=settings.previews_dir, preparation=worker.preparation))
             intakes: list[UpdateIntake | UpdateInbox] = []
             if settings.webhook_mode:
                 inbox = UpdateInbox(application, sessions, jobs.made_from_update, owner=worker_id(settings),
@@ -373,7 +374,8 @@ def app_links(settings: Settings, token: str) -> AppLinks | None:
 
 
 def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
-             stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
+             stored: StoredInputs, *, previews: Path | None = None,
+             preparation: PreparationSlots | None = None) -> MiniApp | None:
     """The Mini App's API over the bot's own services; None when it is off."""
     if deps.app_links is None or deps.people is None:
         return None
@@ -391,7 +393,7 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
                    spendable=spendable if credits is not None else None, previews=previews,
-                   can_buy=bool(credits and credits.policy.packs))
+                   can_buy=bool(credits and credits.policy.packs), preparation=preparation or PreparationSlots())
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

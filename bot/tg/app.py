@@ -24,6 +24,7 @@ from bot.metrics import Metrics
 from bot.tg import followups, texts
 from bot.tg.answers import ANSWERS_KEY, AnsweredQueries
 from bot.tg.context import DEPS_KEY, Deps
+from bot.tg.deliverable import MEDIA_LINKS_KEY
 from bot.tg.handlers import (
     credits,
     groups,
@@ -131,6 +132,7 @@ def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lamb
     """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
     inline-mode results for a person who never started the bot."""
     d: Deps = application.bot_data[DEPS_KEY]
+    application.bot_data[MEDIA_LINKS_KEY] = media is not None  # what inline mode asks before it makes a job
     return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
                             keyboard=lambda job, operation: followups.keyboard(
                                 job, operation, d.operations, d.app_links, application.bot.username))

@@ -240,7 +240,12 @@ async def test_replace_checks_the_mask_against_the_photo_size(world: World) -> N
     [job] = await world.jobs()
     assert (job.operation, job.chat_id, job.user_id, job.args) == ("replace", ALICE, ALICE, {"prompt": "a red balloon"})
     assert job.inputs[0] == ref.split(".")[1]
-    assert await world.stored.load(job.inputs[1]) == base64.b64decode(mask.partition(",")[2])
+    stored = await world.stored.load(job.inputs[1])
+    assert stored is not None
+    with Image.open(io.BytesIO(stored)) as kept, Image.open(io.BytesIO(base64.b64decode(mask.partition(",")[2]))) \
+            as sent:  # re-encoded black and white, the same pixels
+        assert (kept.format, kept.mode, kept.size) == ("PNG", "L", (320, 240))
+        assert kept.tobytes() == sent.convert("L").tobytes()
 
 
 async def test_replace_refuses_another_persons_photo(world: World) -> None:
