@@ -235,7 +235,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
                     parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
                     if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
-                        reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
+                        reconciler = StarReconciler(application.bot, deps.credits, deps.languages,
+                                                     admins=settings.bot_admins)
                         parts.append(asyncio.create_task(reconciler.run(parts_stop)))
                     housekeeping = asyncio.create_task(
                         Housekeeping(application, sessions, heartbeat, shared=shared).run(housekeeping_stop))

@@ -46,3 +46,9 @@ def credits_in(payload: str) -> int:
     """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
     parts = payload.split(":")
     return int(parts[1]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[1].isdecimal() else 0
+
+
+def stars_in(payload: str) -> int:
+    """The Stars an invoice payload ("credits:<credits>:<stars>") asks for; 0 if it names none."""
+    parts = payload.split(":")
+    return int(parts[2]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[2].isdecimal() else 0
