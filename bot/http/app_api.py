@@ -39,7 +39,7 @@ from aiohttp import web
 from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
 from bot.http.app_limits import Busy, LargeRequests, RequestBudget
-from bot.http.app_masks import Fitted, NothingPainted, WrongSize, fit, read_mask
+from bot.http.app_masks import Fitted, NothingPainted, WrongSize, check_mask, fit, read_mask
 from bot.http.app_refs import PhotoRefs, result_ref
 from bot.http.bodies import json_object
 from bot.http.initdata import InitDataError, WebAppUser, from_authorization
@@ -310,12 +310,18 @@ class AppApi:
                 found.append((operation, button))
         return found
 
-    async def photo(self, request: web.Request, caller: Caller) -> web.Response:
+    async def photo(self, request: web.Request, caller: Caller) -> web.StreamResponse:
         file_id, _ = await self._file(caller, request.query.get("ref"))
-        async with self._large(caller):
+        async with self._large(caller):  # held until the photo is written out, not only downloaded
             data = await self._download(file_id)
-        return web.Response(body=data, content_type=sniff_mime(data) or "application/octet-stream",
-                            headers={"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff"})
+            response = web.StreamResponse(headers={"Cache-Control": "private, max-age=3600",
+                                                   "X-Content-Type-Options": "nosniff"})
+            response.content_type = sniff_mime(data) or "application/octet-stream"
+            response.content_length = len(data)
+            await response.prepare(request)
+            await response.write(data)
+            await response.write_eof()
+        return response
 
     async def styles(self, request: web.Request, caller: Caller) -> web.Response:
         language, groups = caller.language, []
@@ -364,9 +370,10 @@ class AppApi:
             mask, photo = _mask_bytes(body.get("mask")), body.get("photo")
             del body  # its BASE64 text is larger than the mask: not kept through the download
             file_id, _ = await self._file(caller, photo)
-            size = await self._size(await self._download(file_id))
-            fitted = Fitted(fit(size, operation.limits.max_side), size)
             try:
+                check_mask(mask)  # from its header, before the photo is downloaded
+                size = await self._size(await self._download(file_id))
+                fitted = Fitted(fit(size, operation.limits.max_side), size)
                 mask = await read_mask(mask, fitted, self.app.preparation)
             except WrongSize:
                 raise ApiError(400, "mask_size", app_texts.MASK_SIZE) from None

@@ -22,9 +22,10 @@ BURST = 60
 RATE_PER_S = 2.0
 #: people remembered before the oldest buckets are forgotten (a forgotten one starts full again)
 MEMORY = 10_000
-#: large requests running at once: one person's, and everyone's (each holds up to ~50 MB: a 20 MB photo, a mask)
+#: large requests running at once: one person's, and everyone's (each holds up to ~60 MB: a 20 MB photo as
+#: downloaded and as sent, or an 8 MB mask body, its text and its bytes; see bench/perf/hostile.py)
 PER_PERSON = 2
-PER_PROCESS = 4
+PER_PROCESS = 3
 #: seconds a large request waits for its slots before it is answered "busy"
 WAIT_S = 20.0
 

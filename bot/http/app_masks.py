@@ -71,6 +71,11 @@ def _near(size: tuple[int, int], target: tuple[int, int]) -> bool:
     return abs(size[0] - target[0]) <= 1 and abs(size[1] - target[1]) <= 1
 
 
+def check_mask(data: bytes) -> None:
+    """Refuse (ImageRejected) a mask that is not a PNG, is damaged or is too large, from its bytes and header."""
+    inspect(data, MASK_LIMITS)
+
+
 async def read_mask(data: bytes, fitted: Fitted, slots: PreparationSlots) -> bytes:
     """The mask re-encoded at its stored size; ImageRejected, WrongSize or NothingPainted otherwise.
 

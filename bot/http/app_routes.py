@@ -9,7 +9,7 @@ from here, from blob: URLs the page makes of the API's answers (which carry the 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -94,24 +94,15 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
         return web.Response(body=path.read_bytes(), content_type=PREVIEW_TYPES[path.suffix.lower()],
                             headers={"Cache-Control": "max-age=86400"})
 
-    @web.middleware
-    async def secured(request: web.Request,
-                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        ours = request.path.startswith(APP_PATH)
-        try:
-            response = await handler(request)
-        except web.HTTPException as error:  # a 404 under /app/ is under the policy too
-            if ours:
-                error.headers.update(headers)
-            raise
-        if ours:
+    async def secured(request: web.BaseRequest, response: web.StreamResponse) -> None:
+        # on every answer's headers as they are sent: a 404 and a streamed photo under /app/ too
+        if request.path.startswith(APP_PATH):
             response.headers.update(headers)
-        return response
 
     async def to_page(request: web.Request) -> web.Response:
         raise web.HTTPFound(APP_PATH)
 
-    web_app.middlewares.append(secured)
+    web_app.on_response_prepare.append(secured)
     web_app.router.add_get("/app", to_page)
     web_app.router.add_get(APP_PATH, page)
     web_app.router.add_get(APP_PATH + "previews/{name}", preview)

@@ -562,6 +562,7 @@ async def test_previews_are_only_the_folders_own_files(world: World, tmp_path: P
                  "/app/previews/link.png", "/app/previews/art-oil.jpg%00.png", "/app/previews/..%5Csecret.png"):
         response = await world.client.get(URL(path, encoded=True))
         assert response.status == 404, path
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]  # a 404 is under the policy too
 
 
 async def test_hostile_bodies_are_answered_400_without_a_traceback(world: World, caplog: pytest.LogCaptureFixture) -> None:
