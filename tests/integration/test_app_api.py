@@ -32,11 +32,12 @@ from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_limits import LargeRequests, RequestBudget
 from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import add_app_routes, content_security_policy, preview_origins
+from bot.jobs import stored_inputs
 from bot.jobs.conversations import Conversations
 from bot.jobs.languages import LanguageChoices
 from bot.jobs.people import PeopleService
 from bot.jobs.service import JobService, Quotas
-from bot.jobs.stored_inputs import StoredInputs
+from bot.jobs.stored_inputs import MOST_KEPT, StoredInputs, new_reference
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app
@@ -585,3 +586,21 @@ async def test_hostile_bodies_are_answered_400_without_a_traceback(world: World,
     assert (status, answer["error"]) == (400, "bad_mask")
     assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert await world.jobs() == []
+
+
+async def test_a_person_keeps_at_most_twenty_masks(world: World) -> None:
+    """Issue 28: what a person may keep is capped; the oldest masks are forgotten first, another person's stay."""
+    now = datetime.now(UTC)
+    engine = create_engine(world.database_url)
+    mine = [new_reference(ALICE) for _ in range(MOST_KEPT + 5)]
+    bobs = new_reference(BOB)
+    try:
+        async with engine.begin() as connection:
+            await stored_inputs.write(connection, bobs, b"bob's", now=now)
+            for number, reference in enumerate(mine):
+                await stored_inputs.write(connection, reference, b"mask %d" % number, now=now + timedelta(seconds=number))
+    finally:
+        await engine.dispose()
+    kept = [await world.stored.load(reference) for reference in mine]
+    assert kept[:5] == [None] * 5 and kept[5:] == [b"mask %d" % number for number in range(5, MOST_KEPT + 5)]
+    assert await world.stored.load(bobs) == b"bob's"
