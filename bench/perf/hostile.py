@@ -4,8 +4,9 @@ The real bot runs as a subprocess (long polling, SQLite, the Mini App on) agains
 served by this process, so its RSS comes from /proc/<pid> alone. Three phases, each on a fresh bot and database:
 
 1. `help`: one person sends `--requests` paint requests at once, each a 40-megapixel painted mask (a few KB of
-   PNG) for a 40-megapixel photo sent as a document; meanwhile another person sends /help every 0.25 s. The
-   figure is that person's /help answer time (from the update entering the fake's queue to the reply reaching it).
+   PNG) for a 40-megapixel photo sent as a document; meanwhile another person sends /help again 0.1 s after each
+   answer. The figure is that person's /help answer time (from the update entering the fake's queue to the reply
+   reaching it, long polling included), beside the same person's answer time for 3 s before the attack.
 2. `disk`: a person with no credits sends 28 paint requests with a 2048 x 1536 noise mask (3 MB of PNG, as the
    page could send it): every one is refused; the figure is how much the database files grew.
 3. `memory`: one person's worst burst: 20 paint requests with 8 MB bodies and 40 downloads of a 19 MB photo, all
@@ -108,7 +109,7 @@ class Api:
 
 
 async def help_times(telegram: FakeTelegram, stop: asyncio.Event) -> list[float]:
-    """/help from OTHER every 0.25 s until `stop`; each answer time in seconds."""
+    """/help from OTHER, 0.1 s after each answer, until `stop`; each answer time in seconds."""
     chat, times = private_chat(OTHER), []
     while not stop.is_set():
         sent = len(telegram.sent(chat.id))
@@ -119,7 +120,7 @@ async def help_times(telegram: FakeTelegram, stop: asyncio.Event) -> list[float]
         except AssertionError:  # not answered within a minute: counted as a minute
             pass
         times.append(time.monotonic() - started)
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(0.1)
     return times
 
 
@@ -133,9 +134,14 @@ async def phase_help(workdir: Path, requests: int) -> dict[str, float]:
         async with running_process(env, workdir, telegram), aiohttp.ClientSession() as session:
             telegram.user_sends(private_chat(OTHER), OTHER, text="/start")
             await asyncio.sleep(2)
-            api, stop = Api(session, port, telegram.token, ATTACKER), asyncio.Event()
+            api, quiet = Api(session, port, telegram.token, ATTACKER), asyncio.Event()
+            helping = asyncio.create_task(help_times(telegram, quiet))  # the same person, before any attack
+            await asyncio.sleep(3)
+            quiet.set()
+            baseline = await helping
+            stop = asyncio.Event()
             helping = asyncio.create_task(help_times(telegram, stop))
-            await asyncio.sleep(1)
+            await asyncio.sleep(0.5)
             started = time.monotonic()
             statuses = await asyncio.gather(*(api.post("jobs/replace", {"photo": photo, "mask": mask,
                                                                         "prompt": "a cat"}) for _ in range(requests)))
@@ -145,6 +151,7 @@ async def phase_help(workdir: Path, requests: int) -> dict[str, float]:
             times = await helping
     return {"hostile_paint_requests": requests, "hostile_attack_s": round(attack_s, 2),
             "hostile_statuses": {str(code): statuses.count(code) for code in sorted(set(statuses))},  # type: ignore[dict-item]
+            "help_quiet_p50_s": round(statistics.median(baseline), 3), "help_quiet_max_s": round(max(baseline), 3),
             "help_p50_s": round(statistics.median(times), 3), "help_p95_s": round(percentile(times, 0.95), 3),
             "help_max_s": round(max(times), 3), "help_count": len(times)}
 
