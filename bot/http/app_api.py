@@ -24,6 +24,7 @@ under the worker's image-preparation budget (bot.http.app_masks), and stored onl
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -60,6 +61,8 @@ MAX_MASK_BODY = 8 * 1024 * 1024
 MAX_BODY = 16 * 1024
 #: results listed at most
 MAX_RESULTS = 60
+#: seconds a photo may take to be written out to the page
+WRITE_TIMEOUT_S = 60.0
 #: Telegram lets bots download at most this much
 MAX_PHOTO_BYTES = 20 * 1024 * 1024
 PHOTO_MIMES = frozenset({"image/jpeg", "image/png", "image/webp"})
@@ -319,8 +322,14 @@ class AppApi:
             response.content_type = sniff_mime(data) or "application/octet-stream"
             response.content_length = len(data)
             await response.prepare(request)
-            await response.write(data)
-            await response.write_eof()
+            try:
+                async with asyncio.timeout(WRITE_TIMEOUT_S):  # a reader that never reads would hold the slot
+                    await response.write(data)
+                    await response.write_eof()
+            except TimeoutError:
+                log.info("gave up writing a photo to a reader too slow")
+                if request.transport is not None:
+                    request.transport.close()
         return response
 
     async def styles(self, request: web.Request, caller: Caller) -> web.Response:

@@ -8,6 +8,7 @@ thousand, and no sender of ours nests deeper than a few levels.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -16,6 +17,8 @@ from aiohttp import web
 
 #: levels of arrays and objects a body may nest (a Telegram update with a reply inside a reply needs about 10)
 MAX_DEPTH = 32
+#: seconds a body may take to arrive (8 MB on a slow phone line takes well under this)
+READ_TIMEOUT_S = 60.0
 #: brackets a body may hold in all, outside its strings: a bound on the depth scan, far above any real body
 MAX_BRACKETS = 20_000
 # a JSON string with its escapes, in the unrolled form: runs of plain characters are matched in C
@@ -23,16 +26,21 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 
-async def read_capped(request: web.Request, max_bytes: int) -> bytes:
-    """The whole body; 413 as soon as it is over `max_bytes`, whether or not it said its length up front."""
+async def read_capped(request: web.Request, max_bytes: int, timeout_s: float = READ_TIMEOUT_S) -> bytes:
+    """The whole body; 413 as soon as it is over `max_bytes`, whether or not it said its length up front, and 408
+    when it takes longer than `timeout_s` (a body sent a byte at a time would hold its slot for ever)."""
     if request.content_length is not None and request.content_length > max_bytes:
         raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=request.content_length)
     chunks, size = [], 0
-    async for chunk in request.content.iter_any():
-        size += len(chunk)
-        if size > max_bytes:  # a chunked body states no length up front
-            raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.content.iter_any():
+                size += len(chunk)
+                if size > max_bytes:  # a chunked body states no length up front
+                    raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise web.HTTPRequestTimeout() from None
     return b"".join(chunks)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import aiohttp
@@ -9,7 +10,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.http.bodies import MAX_BRACKETS, json_object, nesting, parse_object
+from bot.http.bodies import MAX_BRACKETS, json_object, nesting, parse_object, read_capped
 
 LIMIT = 64
 
@@ -68,3 +69,23 @@ def test_brackets_inside_strings_do_not_count_and_the_scan_is_bounded():
 def test_odd_numbers_and_bad_text_are_none():
     for body in (b'{"n": 1' + b"0" * 5000 + b"}", b"\xff\xfe{}", b'{"a": "\\ud800"}' b"\x00", b"{" * 10):
         assert parse_object(body) is None
+
+
+async def test_a_body_sent_too_slowly_is_refused_with_408():
+    """A body sent a byte at a time would hold a large request's slot for ever."""
+    async def read(request: web.Request) -> web.Response:
+        return web.json_response({"size": len(await read_capped(request, 1024, timeout_s=0.3))})
+
+    app = web.Application()
+    app.router.add_post("/", read)
+
+    async def slowly():
+        for _ in range(20):
+            yield b" "
+            await asyncio.sleep(0.1)
+
+    async with TestServer(app, host="127.0.0.1") as running, aiohttp.ClientSession() as session:
+        async with session.post(running.make_url("/"), data=slowly()) as response:
+            assert response.status == 408
+        async with session.post(running.make_url("/"), data=b"x" * 100) as response:
+            assert (response.status, await response.json()) == (200, {"size": 100})
