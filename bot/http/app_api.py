@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -253,24 +252,19 @@ class AppApi:
                           username=None, first_name=caller.user.first_name, reply_to_message_id=None,
                           operation=operation.name, args=args, inputs=inputs, language=caller.language, stored=stored)
 
-    def _refuse(self, caller: Caller, outcome: object) -> None:
-        """Raise the answer for a job the job system will not take (limits, credits); nothing for any other outcome."""
+    def _refusal(self, caller: Caller, outcome: NotEnoughCredits | QuotaExceeded) -> ApiError:
+        """The answer for a job the job system will not take: credits, or limits."""
         if isinstance(outcome, NotEnoughCredits):
             refusal = not_enough_credits(caller.language, outcome.price, outcome.available, outcome.free_per_day,
                                          can_buy=self.app.can_buy)
-            raise ApiError(402, "credits", refusal, rendered=True)
-        if isinstance(outcome, QuotaExceeded):
-            raise ApiError(429, "quota", outcome.reason)
+            return ApiError(402, "credits", refusal, rendered=True)
+        return ApiError(429, "quota", outcome.reason)
 
     async def _can_start(self, caller: Caller, operation: Operation, args: dict[str, Any]) -> None:
         """Refuse now, before any costly work, a job the person's limits or credits would refuse anyway."""
-        self._refuse(caller, await self.app.jobs.refusal(self._request(caller, operation, args, [])))
-
-    @contextlib.asynccontextmanager
-    async def _large(self, caller: Caller) -> Any:
-        """One of the slots for calls that hold megabytes (the person's and the process's); Busy after a wait."""
-        async with self.app.large.slot(caller.user_id):
-            yield
+        refusal = await self.app.jobs.refusal(self._request(caller, operation, args, []))
+        if refusal is not None:
+            raise self._refusal(caller, refusal)
 
     async def _enqueue(self, caller: Caller, operation: Operation, args: dict[str, Any],
                        inputs: list[str], stored: tuple[tuple[str, bytes], ...] = ()) -> web.Response:
@@ -281,8 +275,8 @@ class AppApi:
         except Exception:
             log.exception("could not store a %s job from the Mini App", operation.name)
             raise ApiError(503, "not_stored", app_texts.NOT_STORED) from None
-        self._refuse(caller, outcome)
-        assert not isinstance(outcome, (NotEnoughCredits, QuotaExceeded))
+        if isinstance(outcome, (NotEnoughCredits, QuotaExceeded)):
+            raise self._refusal(caller, outcome)
         log.info("job %s: queued %s from the Mini App", outcome.id, operation.name)
         return web.json_response({"job": outcome.id, "credits": outcome.credits,
                                   "message": tr(language, app_texts.PAGE["queued"])})
@@ -315,7 +309,7 @@ class AppApi:
 
     async def photo(self, request: web.Request, caller: Caller) -> web.StreamResponse:
         file_id, _ = await self._file(caller, request.query.get("ref"))
-        async with self._large(caller):  # held until the photo is written out, not only downloaded
+        async with self.app.large.slot(caller.user_id):  # held until the photo is written out, not only downloaded
             data = await self._download(file_id)
             response = web.StreamResponse(headers={"Cache-Control": "private, max-age=3600",
                                                    "X-Content-Type-Options": "nosniff"})
@@ -370,7 +364,7 @@ class AppApi:
     async def replace(self, request: web.Request, caller: Caller) -> web.Response:
         operation = self._taking("mask")
         await self._can_start(caller, operation, {})  # its price is per picture: one, whatever is painted
-        async with self._large(caller):
+        async with self.app.large.slot(caller.user_id):
             body = await _body(request, MAX_MASK_BODY)
             prompt = _text(body, "prompt")
             if not prompt:
@@ -399,7 +393,7 @@ class AppApi:
         body = await _body(request)
         sides = [_number(body, side, most=100_000) for side in PADDINGS]
         file_id, _ = await self._file(caller, body.get("photo"))
-        async with self._large(caller):
+        async with self.app.large.slot(caller.user_id):
             width, height = await self._size(await self._download(file_id))
         # the worker fits the photo into the operation's longest side: the paddings shrink with it
         most = operation.limits.max_side
