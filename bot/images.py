@@ -29,6 +29,7 @@ import math
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
@@ -48,6 +49,7 @@ __all__ = [
     "to_base64",
 ]
 
+_T = TypeVar("_T")
 _JPEG_QUALITY = 90
 _JPEG_QUALITY_STEPS = (80, 70)
 # zlib level 1: on a 12-megapixel photo it is about 4x faster than the default 6 for ~15% more bytes.
@@ -262,17 +264,22 @@ class PreparationSlots:
 
     async def prepare(self, data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> PreparedImage:
         """`prepare(data, limits)` in a thread, once a slot and the pixels are free."""
+        return await self.run(data, limits, lambda checked: prepare(checked, limits))
+
+    async def run(self, data: bytes, limits: ImageLimits, decode: Callable[[bytes], _T]) -> _T:
+        """`decode(data)` in a thread, once a slot and the pixels are free; the header is checked against
+        `limits` first, on the caller's side, so a refusal waits for nothing."""
         info = inspect(data, limits)
         cost = min(info.width * info.height, self._max_pixels)
         await self._acquire(cost)
         # only a large decode leaves enough behind in an arena to be worth a trim (which costs milliseconds)
         trim = info.width * info.height >= TRIM_FROM_PIXELS
-        work = asyncio.ensure_future(asyncio.to_thread(_prepare_and_trim, data, limits, trim))
+        work = asyncio.ensure_future(asyncio.to_thread(_run_and_trim, decode, data, trim))
         work.add_done_callback(lambda done: self._finished(done, cost))
         # shielded: a cancelled caller stops waiting, but the slot stays taken until the thread is done
         return await asyncio.shield(work)
 
-    def _finished(self, work: asyncio.Future[PreparedImage], cost: int) -> None:
+    def _finished(self, work: asyncio.Future[Any], cost: int) -> None:
         if not work.cancelled():
             work.exception()  # the caller may be gone; its error must not be logged as never retrieved
         self._release(cost)
@@ -313,9 +320,9 @@ class PreparationSlots:
             granted.set_result(None)
 
 
-def _prepare_and_trim(data: bytes, limits: ImageLimits, trim: bool) -> PreparedImage:
+def _run_and_trim(decode: Callable[[bytes], _T], data: bytes, trim: bool) -> _T:
     try:
-        return prepare(data, limits)
+        return decode(data)
     finally:
         if trim:
             _release_freed_memory()

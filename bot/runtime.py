@@ -40,6 +40,7 @@ from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import APP_PATH
 from bot.http.probes import ping_database, unfinished_jobs
 from bot.http.server import Routes
+from bot.images import PreparationSlots
 from bot.jobs.alarm import ServiceAlarm
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
@@ -256,7 +257,8 @@ def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: Se
     webhook = isinstance(updates, UpdateInbox)
     routes = Routes(media=media, callback_path=callback_path, poll_now=worker.check_now,
                     callback_ips=settings.aiart_webhook_ips, trusted_proxies=settings.forwarding_proxies,
-                    mini_app=mini_app(token, deps, application, notifier, stored, previews=settings.previews_dir),
+                    mini_app=mini_app(token, deps, application, notifier, stored, previews=settings.previews_dir,
+                                      preparation=worker.preparation),
                     webhook_path=(urlsplit(settings.telegram_webhook_url or "").path or "/") if webhook else None,
                     webhook_secret=webhook_secret(settings) if webhook else None,
                     accept_update=updates.accept if isinstance(updates, UpdateInbox) else None)
@@ -267,7 +269,8 @@ def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: Se
     heartbeat = Heartbeat(sessions, replica=replica_id(owner), shared=shared,
                           limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None)
     # Stars on sale: the ledger follows Telegram's record of them
-    reconciler = StarReconciler(application.bot, deps.credits, deps.languages) if policy.packs else None
+    reconciler = (StarReconciler(application.bot, deps.credits, deps.languages, admins=settings.bot_admins)
+                  if policy.packs else None)
     return Parts(application, deps, worker, updates, server, heartbeat,
                  Housekeeping(application, sessions, heartbeat, shared=shared), alarm, reconciler, media, callback_path)
 
@@ -416,7 +419,7 @@ def app_links(settings: Settings, token: str) -> AppLinks | None:
 
 
 def mini_app(token: str, deps: Deps, application: Application, notifier: TelegramNotifier,
-             stored: StoredInputs, *, previews: Path | None = None) -> MiniApp | None:
+             stored: StoredInputs, *, preparation: PreparationSlots, previews: Path | None = None) -> MiniApp | None:
     """The Mini App's API over the bot's own services; None when it is off."""
     if deps.app_links is None:
         return None
@@ -433,7 +436,8 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable, previews=previews, can_buy=bool(credits.policy.packs))
+                   spendable=spendable, previews=previews, can_buy=bool(credits.policy.packs),
+                   preparation=preparation)
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

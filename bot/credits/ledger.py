@@ -187,44 +187,163 @@ class PaymentRefund:
     balance: int = 0
 
 
-async def _purchase_of(credits: CreditRepository, charge_id: str) -> tuple[Entry | None, PaymentRefund | None]:
-    """A charge's purchase row, and the answer already due when it is unknown or refunded."""
+def refunded(rows: Sequence[Entry]) -> bool:
+    """Whether the payment's credits are taken back now: a refund row not undone since."""
+    return sum(row.reason == "payment_refund" for row in rows) > sum(row.reason == "refund_undone"
+                                                                     for row in rows)
+
+
+def _grant(rows: Sequence[Entry]) -> tuple[int, int] | None:
+    """(user, credits) a payment gave, after any fix by reconciliation: the user it gave the most."""
+    given: dict[int, int] = {}
+    for row in rows:
+        if row.reason in ("purchase", "purchase_fix"):
+            given[row.owner_id] = given.get(row.owner_id, 0) + row.amount
+    if not any(row.reason == "purchase" for row in rows):
+        return None
+    owner = max(given, key=lambda user: given[user])
+    return owner, max(0, given[owner])
+
+
+async def _purchase_of(credits: CreditRepository, charge_id: str) -> tuple[tuple[int, int] | None,
+                                                                         PaymentRefund | None, list[Entry]]:
+    """A charge's grant (user, credits), the answer already due when it is unknown or refunded, and its rows."""
     rows = await credits.for_charge(charge_id)
-    bought = next((row for row in rows if row.reason == "purchase"), None)
-    if bought is None:
-        return None, PaymentRefund("unknown")
-    if any(row.reason == "payment_refund" for row in rows):
-        return bought, PaymentRefund("refunded", bought.owner_id, bought.amount)
-    return bought, None
+    grant = _grant(rows)
+    if grant is None:
+        return None, PaymentRefund("unknown"), rows
+    if refunded(rows):
+        return grant, PaymentRefund("refunded", *grant), rows
+    return grant, None, rows
 
 
 async def payment_refundable(session: AsyncConnection, charge_id: str) -> PaymentRefund:
-    """Whether a payment's Stars may be refunded (read only: the caller refunds them outside any transaction)."""
+    """Whether a payment's Stars may be refunded (read only)."""
     credits = CreditRepository(session)
-    bought, answer = await _purchase_of(credits, charge_id)
-    if answer is not None:
-        return answer
-    account = (await credits.accounts([("user", bought.owner_id)]))[("user", bought.owner_id)]
-    if account.balance < bought.amount:
-        return PaymentRefund("spent", bought.owner_id, bought.amount, account.balance)
-    return PaymentRefund("ok", bought.owner_id, bought.amount, account.balance - bought.amount)
+    grant, answer, _ = await _purchase_of(credits, charge_id)
+    if answer is not None or grant is None:
+        return answer or PaymentRefund("unknown")
+    owner, amount = grant
+    account = (await credits.accounts([("user", owner)]))[("user", owner)]
+    if account.balance < amount:
+        return PaymentRefund("spent", owner, amount, account.balance)
+    return PaymentRefund("ok", owner, amount, account.balance - amount)
+
+
+async def hold_payment_refund(session: AsyncConnection, charge_id: str, *, now: datetime) -> PaymentRefund:
+    """Take a payment's credits back before its Stars are refunded, if they are all unspent.
+
+    Taken first, under the account's lock, so a job the payer starts while Telegram is asked cannot spend
+    them: refunding the Stars after taking the credits back leaves nothing spent that was not paid for.
+    If Telegram then refuses, `undo_payment_refund` gives them back.
+    """
+    credits = CreditRepository(session)
+    grant, answer, rows = await _purchase_of(credits, charge_id)
+    if answer is not None or grant is None:
+        return answer or PaymentRefund("unknown")
+    owner, amount = grant
+    account = (await credits.lock([("user", owner)], now=now))[("user", owner)]
+    if account.balance < amount:
+        return PaymentRefund("spent", owner, amount, account.balance)
+    await credits.append([NewEntry("user", owner, -amount, "payment_refund", key=_refund_key(charge_id, rows),
+                                   charge_id=charge_id)], now=now)
+    return PaymentRefund("ok", owner, amount, account.balance - amount)
+
+
+def _refund_key(charge_id: str, rows: Sequence[Entry]) -> str:
+    """The key of a payment's next refund row: the first is `payment-refund:<charge>`, a retry after an undo `…:<n>`."""
+    undone = sum(row.reason == "refund_undone" for row in rows)
+    return f"payment-refund:{charge_id}" + (f":{undone}" if undone else "")
+
+
+async def undo_payment_refund(session: AsyncConnection, charge_id: str, *, now: datetime) -> int:
+    """Give back the credits a refund took when its Stars were not refunded after all; how many (0: nothing held)."""
+    credits = CreditRepository(session)
+    rows = await credits.for_charge(charge_id)
+    if not refunded(rows):
+        return 0
+    taken = [row for row in rows if row.reason == "payment_refund"][-1]
+    undone = sum(row.reason == "refund_undone" for row in rows)
+    await credits.lock([("user", taken.owner_id)], now=now)
+    [added] = await credits.append([NewEntry("user", taken.owner_id, -taken.amount, "refund_undone",
+                                             key=f"payment-refund-undone:{charge_id}:{undone}",
+                                             charge_id=charge_id)], now=now)
+    return -taken.amount if added else 0
 
 
 async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: datetime) -> PaymentRefund:
-    """Record that a payment's Stars went back (by /refund, or outside the bot): take its credits back, once.
+    """Record that a payment's Stars went back outside the bot: take its credits back, once.
 
     Telegram has refunded already, so this never refuses: credits spent since are gone, and what is
     left (at most the payment's) is taken; `credits` says how many were.
     """
     credits = CreditRepository(session)
-    bought, answer = await _purchase_of(credits, charge_id)
-    if answer is not None:
-        return answer
-    account = (await credits.lock([("user", bought.owner_id)], now=now))[("user", bought.owner_id)]
-    taken = min(bought.amount, account.balance)
-    await credits.append([NewEntry("user", bought.owner_id, -taken, "payment_refund",
-                                   key=f"payment-refund:{charge_id}", charge_id=charge_id)], now=now)
-    return PaymentRefund("ok", bought.owner_id, taken, account.balance - taken)
+    grant, answer, rows = await _purchase_of(credits, charge_id)
+    if answer is not None or grant is None:
+        return answer or PaymentRefund("unknown")
+    owner, amount = grant
+    account = (await credits.lock([("user", owner)], now=now))[("user", owner)]
+    taken = min(amount, account.balance)
+    await credits.append([NewEntry("user", owner, -taken, "payment_refund", key=_refund_key(charge_id, rows),
+                                   charge_id=charge_id)], now=now)
+    return PaymentRefund("ok", owner, taken, account.balance - taken)
+
+
+@dataclass(frozen=True)
+class GrantFix:
+    """What reconciliation changed in one payment's grant: credits to its payer, and taken from others."""
+
+    charge_id: str
+    payer: int
+    #: what the payment buys, as the payer now has it
+    credits: int
+    #: credits the payer was given (negative: taken, when they had been given more than they paid for)
+    given: int
+    #: user -> credits taken from someone the payment wrongly credited
+    taken: dict[int, int]
+    #: credits that could not be taken back because they were spent already
+    spent: int
+
+
+async def fix_grant(session: AsyncConnection, charge_id: str, *, payer: int, credits_paid: int,
+                    now: datetime) -> GrantFix | None:
+    """Make a payment's grant what Telegram's record says: `credits_paid` to `payer`, nothing to anyone else.
+
+    Credits given to the wrong person are taken back as far as they are unspent; `spent` says what was not.
+    Keyed by the fixes so far, so replicas fixing at once write one fix. None: the grant was right already.
+    """
+    credits = CreditRepository(session)
+    owners = {row.owner_id for row in await credits.for_charge(charge_id)} | {payer}
+    accounts = await credits.lock([("user", owner) for owner in sorted(owners)], now=now)
+    rows = await credits.for_charge(charge_id)  # read again under the locks: another replica may have fixed it
+    given: dict[int, int] = {}
+    for row in rows:
+        if row.reason in ("purchase", "purchase_fix"):
+            given[row.owner_id] = given.get(row.owner_id, 0) + row.amount
+    # someone a fix took back from keeps what they had spent: that is settled, not to be taken again each hour
+    settled = {row.owner_id for row in rows if row.reason == "purchase_fix" and row.owner_id != payer}
+    wanted = {owner: 0 for owner in given if owner not in settled} | {payer: credits_paid}
+    if all(given.get(owner, 0) == amount for owner, amount in wanted.items()):
+        return None
+    generation = sum(row.reason == "purchase_fix" for row in rows)
+    entries, taken, spent, change = [], {}, 0, 0
+    for owner, amount in sorted(wanted.items()):
+        delta = amount - given.get(owner, 0)
+        if delta < 0:  # take back only what is left: a balance never goes below zero
+            kept = -delta
+            delta = -min(kept, accounts[("user", owner)].balance)
+            spent += kept + delta
+        if delta or owner != payer:  # a row even for nothing taken: it marks that owner settled
+            entries.append(NewEntry("user", owner, delta, "purchase_fix", key=f"payment-fix:{charge_id}:{generation}:{owner}",
+                                    charge_id=charge_id))
+        if owner == payer:
+            change = delta
+        elif delta:
+            taken[owner] = -delta
+    written = await credits.append(entries, now=now) if entries else []
+    if entries and not any(written):
+        return None  # another replica wrote this fix
+    return GrantFix(charge_id, payer, credits_paid, change, taken, spent)
 
 
 async def payments_recorded(session: AsyncConnection, charge_ids: Iterable[str]) -> dict[str, set[str]]:

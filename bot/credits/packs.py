@@ -28,7 +28,7 @@ def parse_packs(text: str | None) -> tuple[Pack, ...]:
         if not part.strip():
             continue
         credits, colon, stars = part.strip().partition(":")
-        if not colon or not credits.strip().isdigit() or not stars.strip().isdigit():
+        if not colon or not credits.strip().isdecimal() or not stars.strip().isdecimal():
             raise ValueError(f"CREDIT_PACKS: {part.strip()!r} is not credits:stars, e.g. 10:50")
         pack = Pack(int(credits), int(stars))
         if pack.credits <= 0 or not 1 <= pack.stars <= 10000:
@@ -45,4 +45,10 @@ def pack_of(payload: str, packs: tuple[Pack, ...]) -> Pack | None:
 def credits_in(payload: str) -> int:
     """The credits an invoice payload ("credits:<credits>:<stars>") names; 0 if it names none."""
     parts = payload.split(":")
-    return int(parts[1]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[1].isdigit() else 0
+    return int(parts[1]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[1].isdecimal() else 0
+
+
+def stars_in(payload: str) -> int:
+    """The Stars an invoice payload ("credits:<credits>:<stars>") asks for; 0 if it names none."""
+    parts = payload.split(":")
+    return int(parts[2]) if len(parts) == 3 and parts[0] + ":" == PAYLOAD_PREFIX and parts[2].isdecimal() else 0

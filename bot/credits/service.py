@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.clock import utcnow
 from bot.credits import ledger
-from bot.credits.packs import Pack, credits_in, pack_of
+from bot.credits.packs import Pack, credits_in, pack_of, stars_in
 from bot.credits.prices import Prices
 from bot.operations.catalogue import Operation
-from bot.store.credits import Entry
+from bot.store.credits import CreditRepository, Entry
 from bot.store.db import Sessions, reading
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
@@ -39,6 +40,21 @@ class Recovered:
     user_id: int
     credits: int
     language: str | None = None
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """What one comparison with Telegram's record changed: payments credited, grants fixed, refunds undone."""
+
+    recovered: list[Recovered] = field(default_factory=list)
+    #: payments whose credits had gone to someone else than their payer, or in another amount than paid for
+    fixed: list[ledger.GrantFix] = field(default_factory=list)
+    #: charge ids whose credits a /refund took but whose Stars Telegram never refunded: given back
+    undone: list[str] = field(default_factory=list)
+
+
+#: a refund recorded here but not at Telegram is given back only after this long (a /refund may be mid-flight)
+REFUND_GRACE = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -83,46 +99,78 @@ class CreditService:
 
     async def refund_payment(self, charge_id: str,
                              refund_stars: Callable[[int], Awaitable[None]]) -> ledger.PaymentRefund:
-        """Refund a payment's Stars (`refund_stars(user_id)`) if its credits are unspent, then take them back.
+        """Take a payment's credits back if they are all unspent, then refund its Stars (`refund_stars(user_id)`).
 
         Telegram is called between two short transactions, never inside one: no lock of the ledger waits
-        for a round trip. If refunding the Stars raises, nothing changes. Credits spent during the round
-        trip are gone; what is left of the payment's is taken. A crash after Telegram refunded but before
-        the second commit leaves the credits until reconciliation (or a repeated /refund, which finds the
-        charge refunded at Telegram and treats that as done) records the refund.
+        for a round trip. The credits are taken first, so a job started during the round trip cannot spend
+        them (it is refused for credits instead); if refunding the Stars raises, they are given back. A crash
+        between the two leaves them taken: reconciliation gives them back if Telegram has not refunded.
         """
-        async with reading(self._sessions) as session:
-            outcome = await ledger.payment_refundable(session, charge_id)
+        async with self._sessions() as session, session.begin():
+            outcome = await ledger.hold_payment_refund(session, charge_id, now=self._clock())
         if outcome.status != "ok" or outcome.user_id is None:
             return outcome
-        await refund_stars(outcome.user_id)
-        async with self._sessions() as session, session.begin():
-            return await ledger.take_back_payment(session, charge_id, now=self._clock())
+        try:
+            await refund_stars(outcome.user_id)
+        except BaseException:
+            async with self._sessions() as session, session.begin():
+                await ledger.undo_payment_refund(session, charge_id, now=self._clock())
+            raise
+        left = await self.balance(outcome.user_id, chat_id=outcome.user_id, chat_type="private")
+        return dataclasses.replace(outcome, balance=left.credits)  # with what came in during the round trip
 
-    async def reconcile(self, payments: Iterable[StarPayment]) -> list[Recovered]:
-        """Bring the ledger in line with Telegram's record of Stars payments; the purchases it had missed.
+    async def reconcile(self, payments: Iterable[StarPayment]) -> Reconciliation:
+        """Bring the ledger in line with Telegram's record of Stars payments: who paid, how much, what went back.
 
         A payment with no purchase row is credited (keyed by its charge id, as the normal path is: only
-        one of them, on one replica, ever adds it), a refunded one has its credits taken back, once. The
-        order of `payments` does not matter. One short transaction per charge that needs a change.
+        one of them, on one replica, ever adds it); one credited to someone else than its payer, or with
+        other credits than its Stars buy, is fixed; a refunded one has its credits taken back, once; one
+        whose refund was recorded here but never made at Telegram has them given back. The order of
+        `payments` does not matter. One short transaction per charge that needs a change.
         """
         listed = {payment.charge_id: payment for payment in payments}
         async with reading(self._sessions) as session:
             known = await ledger.payments_recorded(session, listed)
-        recovered = []
+            grants = await CreditRepository(session).charge_grants(
+                [charge for charge, reasons in known.items() if "purchase" in reasons])
+        done = Reconciliation()
         for charge_id, payment in sorted(listed.items()):
             reasons = known.get(charge_id, set())
-            credits = self.credits_bought(payment.payload)
+            credits = self.credits_paid(payment.payload, payment.stars)
             if "purchase" not in reasons and credits > 0:
                 async with self._sessions() as session, session.begin():
                     added = await ledger.purchase(session, user_id=payment.user_id, pack=Pack(credits, payment.stars),
                                                   charge_id=charge_id, now=self._clock())
                 if added and not payment.refunded:
-                    recovered.append(Recovered(charge_id, payment.user_id, credits, payment.language))
-            if payment.refunded and "payment_refund" not in reasons:
+                    done.recovered.append(Recovered(charge_id, payment.user_id, credits, payment.language))
+            elif "purchase" in reasons and {o: c for o, c in grants.get(charge_id, {}).items() if c} != \
+                    {payment.user_id: credits}:
                 async with self._sessions() as session, session.begin():
-                    await ledger.take_back_payment(session, charge_id, now=self._clock())
-        return recovered
+                    fixed = await ledger.fix_grant(session, charge_id, payer=payment.user_id, credits_paid=credits,
+                                                   now=self._clock())
+                if fixed is not None:
+                    done.fixed.append(fixed)
+            await self._settle_refund(payment, reasons, done)
+        return done
+
+    async def _settle_refund(self, payment: StarPayment, reasons: set[str], done: Reconciliation) -> None:
+        """A refund made outside the bot is recorded; one recorded here but not made at Telegram is undone."""
+        if not payment.refunded and "payment_refund" not in reasons:
+            return
+        async with self._sessions() as session, session.begin():
+            rows = await CreditRepository(session).for_charge(payment.charge_id)
+            refunded_here = ledger.refunded(rows)
+            if payment.refunded and not refunded_here:
+                await ledger.take_back_payment(session, payment.charge_id, now=self._clock())
+            elif not payment.refunded and refunded_here and self._clock() - max(
+                    row.created_at for row in rows if row.reason == "payment_refund") >= REFUND_GRACE \
+                    and await ledger.undo_payment_refund(session, payment.charge_id, now=self._clock()):
+                done.undone.append(payment.charge_id)
+
+    def credits_paid(self, payload: str, stars: int) -> int:
+        """What a payment of `stars` for this invoice buys: its pack's credits, fewer if fewer Stars were paid."""
+        bought, price = self.credits_bought(payload), stars_in(payload)
+        return bought if price <= 0 or stars >= price else bought * max(0, stars) // price
 
     def credits_bought(self, payload: str) -> int:
         """What a paid invoice bought: the pack its payload names, even if the operator changed the packs since."""

@@ -14,14 +14,20 @@ else 401. The user id comes from it alone; photos are named by references the bo
 (bot.http.app_refs), and results by job ids checked against their owner. Jobs go through the JobService
 with the chat commands' allowlist, active-job limit, credits and language, into the person's private chat.
 Errors are `{"error": code, "message": text in the person's language}`.
+
+Every call refuses cheaply first (who, then their request budget, in which a call costs what it makes the bot
+do: `COSTS`), then does bounded work: a job's limits and credits are read before its body; a call that holds
+megabytes (a photo download, a mask) waits for one of a few slots per person and per process
+(bot.http.app_limits) before its body is read; a mask is checked from its header and decoded in a thread
+under the worker's image-preparation budget (bot.http.app_masks), and stored only with its job.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
-import io
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,18 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from PIL import Image
 
 from bot.chats.people import PeopleService
-from bot.chats.stored_inputs import StoredInputs
+from bot.chats.stored_inputs import StoredInputs, new_reference
 from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
-from bot.http.app_limits import RequestBudget
+from bot.http.app_limits import Busy, LargeRequests, RequestBudget
+from bot.http.app_masks import Fitted, NothingPainted, WrongSize, check_mask, fit, read_mask
 from bot.http.app_refs import PhotoRefs, result_ref
 from bot.http.bodies import json_object
 from bot.http.initdata import InitDataError, WebAppUser, from_authorization
 from bot.i18n import DEFAULT_LANGUAGE, N_, RTL_LANGUAGES, Text, language_of, render, tr
-from bot.images import ImageLimits, ImageRejected, inspect, sniff_mime
+from bot.images import ImageLimits, ImageRejected, PreparationSlots, inspect, sniff_mime
 from bot.jobs.notifier import InputUnavailable
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation
@@ -54,6 +60,8 @@ MAX_MASK_BODY = 8 * 1024 * 1024
 MAX_BODY = 16 * 1024
 #: results listed at most
 MAX_RESULTS = 60
+#: seconds a photo may take to be written out to the page
+WRITE_TIMEOUT_S = 60.0
 #: Telegram lets bots download at most this much
 MAX_PHOTO_BYTES = 20 * 1024 * 1024
 PHOTO_MIMES = frozenset({"image/jpeg", "image/png", "image/webp"})
@@ -61,8 +69,10 @@ PHOTO_MIMES = frozenset({"image/jpeg", "image/png", "image/webp"})
 PADDINGS = ("left", "top", "right", "bottom")
 #: the same text as the chat's refusal (one msgid, one translation)
 NOT_ALLOWED = N_("Sorry, this bot is private.")
-#: any image the API inspects (a photo, a mask): the size of Telegram's downloads, no pixel floor
-_INSPECT = ImageLimits(max_bytes=MAX_MASK_BODY * 2, min_side=1)
+#: any photo the API inspects: the size of Telegram's downloads, no pixel floor
+_INSPECT = ImageLimits(max_bytes=MAX_PHOTO_BYTES, min_side=1)
+#: what a call costs of the person's request budget, in plain reads: what it makes the bot do
+COSTS = {"photo": 2, "jobs/replace": 10, "jobs/expand": 5, "jobs/run": 3, "share": 3}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -113,6 +123,10 @@ class MiniApp:
     #: the credits the person can spend now; None: credits are off
     spendable: Callable[[int], Awaitable[int]] | None = None
     budget: RequestBudget = field(default_factory=RequestBudget)
+    #: slots for calls that hold megabytes (photo downloads, masks)
+    large: LargeRequests = field(default_factory=LargeRequests)
+    #: decodes masks in threads: the worker's own budget of pixels being decoded, so the two share it
+    preparation: PreparationSlots = field(default_factory=PreparationSlots)
     #: rendered style previews (`python -m bot previews`), served under /app/previews/
     previews: Path | None = None
 
@@ -122,8 +136,9 @@ def _error(status: int, code: str, message: str) -> web.Response:
                              headers={"Cache-Control": "no-store"})
 
 
-def _authenticated(app: MiniApp, handle: Callable[[web.Request, Caller], Awaitable[web.StreamResponse]]) -> Handler:
-    """`handle` behind initData authentication, the allowlist and the person's request budget."""
+def _authenticated(app: MiniApp, handle: Callable[[web.Request, Caller], Awaitable[web.StreamResponse]],
+                   cost: int = 1) -> Handler:
+    """`handle` behind initData authentication, the allowlist and the person's request budget (`cost` of it)."""
 
     async def guarded(request: web.Request) -> web.StreamResponse:
         fallback = language_of(request.headers.get("Accept-Language", DEFAULT_LANGUAGE)[:16])
@@ -135,7 +150,7 @@ def _authenticated(app: MiniApp, handle: Callable[[web.Request, Caller], Awaitab
         # refusals before any database read, in the language of the person's app
         if not app.allowed(user.user_id):
             return _error(403, "not_allowed", tr(language_of(user.language_code), NOT_ALLOWED))
-        if not app.budget.take(user.user_id):
+        if not app.budget.take(user.user_id, cost):
             return _error(429, "rate_limited", tr(language_of(user.language_code), app_texts.RATE_LIMITED))
         chosen = await app.chosen_language(user.user_id) if app.chosen_language is not None else None
         caller = Caller(user, language_of(chosen or user.language_code))
@@ -147,6 +162,8 @@ def _authenticated(app: MiniApp, handle: Callable[[web.Request, Caller], Awaitab
             return _error(error.status, error.code, tr(caller.language, error.text))
         except web.HTTPRequestEntityTooLarge:
             return _error(413, "too_large", tr(caller.language, app_texts.TOO_LARGE))
+        except Busy:
+            return _error(503, "busy", tr(caller.language, app_texts.RATE_LIMITED))
 
     return guarded
 
@@ -227,24 +244,39 @@ class AppApi:
         except ArgumentError as error:
             raise ApiError(400, "bad_arguments", error.text) from error
 
+    @staticmethod
+    def _request(caller: Caller, operation: Operation, args: dict[str, Any], inputs: list[str],
+                 stored: tuple[tuple[str, bytes], ...] = ()) -> JobRequest:
+        """The job for the caller's private chat, as a chat command would make it."""
+        return JobRequest(chat_id=caller.user_id, chat_type="private", chat_title=None, user_id=caller.user_id,
+                          username=None, first_name=caller.user.first_name, reply_to_message_id=None,
+                          operation=operation.name, args=args, inputs=inputs, language=caller.language, stored=stored)
+
+    def _refusal(self, caller: Caller, outcome: NotEnoughCredits | QuotaExceeded) -> ApiError:
+        """The answer for a job the job system will not take: credits, or limits."""
+        if isinstance(outcome, NotEnoughCredits):
+            refusal = not_enough_credits(caller.language, outcome.price, outcome.available, outcome.free_per_day,
+                                         can_buy=self.app.can_buy)
+            return ApiError(402, "credits", refusal, rendered=True)
+        return ApiError(429, "quota", outcome.reason)
+
+    async def _can_start(self, caller: Caller, operation: Operation, args: dict[str, Any]) -> None:
+        """Refuse now, before any costly work, a job the person's limits or credits would refuse anyway."""
+        refusal = await self.app.jobs.refusal(self._request(caller, operation, args, []))
+        if refusal is not None:
+            raise self._refusal(caller, refusal)
+
     async def _enqueue(self, caller: Caller, operation: Operation, args: dict[str, Any],
-                       inputs: list[str]) -> web.Response:
+                       inputs: list[str], stored: tuple[tuple[str, bytes], ...] = ()) -> web.Response:
         """Queue the job for the caller's private chat, as a chat command would; the answer for the page."""
         language = caller.language
-        request = JobRequest(chat_id=caller.user_id, chat_type="private", chat_title=None, user_id=caller.user_id,
-                             username=None, first_name=caller.user.first_name, reply_to_message_id=None,
-                             operation=operation.name, args=args, inputs=inputs, language=language)
         try:
-            outcome = await self.app.jobs.enqueue(request)
+            outcome = await self.app.jobs.enqueue(self._request(caller, operation, args, inputs, stored))
         except Exception:
             log.exception("could not store a %s job from the Mini App", operation.name)
             raise ApiError(503, "not_stored", app_texts.NOT_STORED) from None
-        if isinstance(outcome, NotEnoughCredits):
-            refusal = not_enough_credits(language, outcome.price, outcome.available, outcome.free_per_day,
-                                         can_buy=self.app.can_buy)
-            raise ApiError(402, "credits", refusal, rendered=True)
-        if isinstance(outcome, QuotaExceeded):
-            raise ApiError(429, "quota", outcome.reason)
+        if isinstance(outcome, (NotEnoughCredits, QuotaExceeded)):
+            raise self._refusal(caller, outcome)
         log.info("job %s: queued %s from the Mini App", outcome.id, operation.name)
         return web.json_response({"job": outcome.id, "credits": outcome.credits,
                                   "message": tr(language, app_texts.PAGE["queued"])})
@@ -275,11 +307,24 @@ class AppApi:
                 found.append((operation, button))
         return found
 
-    async def photo(self, request: web.Request, caller: Caller) -> web.Response:
+    async def photo(self, request: web.Request, caller: Caller) -> web.StreamResponse:
         file_id, _ = await self._file(caller, request.query.get("ref"))
-        data = await self._download(file_id)
-        return web.Response(body=data, content_type=sniff_mime(data) or "application/octet-stream",
-                            headers={"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff"})
+        async with self.app.large.slot(caller.user_id):  # held until the photo is written out, not only downloaded
+            data = await self._download(file_id)
+            response = web.StreamResponse(headers={"Cache-Control": "private, max-age=3600",
+                                                   "X-Content-Type-Options": "nosniff"})
+            response.content_type = sniff_mime(data) or "application/octet-stream"
+            response.content_length = len(data)
+            await response.prepare(request)
+            try:
+                async with asyncio.timeout(WRITE_TIMEOUT_S):  # a reader that never reads would hold the slot
+                    await response.write(data)
+                    await response.write_eof()
+            except TimeoutError:
+                log.info("gave up writing a photo to a reader too slow")
+                if request.transport is not None:
+                    request.transport.close()
+        return response
 
     async def styles(self, request: web.Request, caller: Caller) -> web.Response:
         language, groups = caller.language, []
@@ -317,28 +362,39 @@ class AppApi:
     # --- jobs -------------------------------------------------------------------------------------------------
 
     async def replace(self, request: web.Request, caller: Caller) -> web.Response:
-        body = await _body(request, MAX_MASK_BODY)
         operation = self._taking("mask")
-        prompt = _text(body, "prompt")
-        if not prompt:
-            raise ApiError(400, "describe", app_texts.DESCRIBE_FIRST)
-        args = self._parse(operation, prompt)
-        mask = _mask_bytes(body.get("mask"))
-        file_id, _ = await self._file(caller, body.get("photo"))
-        photo_size = await self._size(await self._download(file_id))
-        if await self._size(mask) != photo_size:
-            raise ApiError(400, "mask_size", app_texts.MASK_SIZE)
-        if not _painted(mask):
-            raise ApiError(400, "paint_first", app_texts.PAINT_FIRST)
-        reference = await self.app.stored.keep(caller.user_id, mask)
-        return await self._enqueue(caller, operation, args, [file_id, reference])
+        await self._can_start(caller, operation, {})  # its price is per picture: one, whatever is painted
+        async with self.app.large.slot(caller.user_id):
+            body = await _body(request, MAX_MASK_BODY)
+            prompt = _text(body, "prompt")
+            if not prompt:
+                raise ApiError(400, "describe", app_texts.DESCRIBE_FIRST)
+            args = self._parse(operation, prompt)
+            mask, photo = _mask_bytes(body.get("mask")), body.get("photo")
+            del body  # its BASE64 text is larger than the mask: not kept through the download
+            file_id, _ = await self._file(caller, photo)
+            try:
+                check_mask(mask)  # from its header, before the photo is downloaded
+                size = await self._size(await self._download(file_id))
+                fitted = Fitted(fit(size, operation.limits.max_side), size)
+                mask = await read_mask(mask, fitted, self.app.preparation)
+            except WrongSize:
+                raise ApiError(400, "mask_size", app_texts.MASK_SIZE) from None
+            except NothingPainted:
+                raise ApiError(400, "paint_first", app_texts.PAINT_FIRST) from None
+            except ImageRejected:
+                raise ApiError(400, "bad_mask", app_texts.MASK_UNUSABLE) from None
+        reference = new_reference(caller.user_id)  # written with the job, or not at all
+        return await self._enqueue(caller, operation, args, [file_id, reference], ((reference, mask),))
 
     async def expand(self, request: web.Request, caller: Caller) -> web.Response:
-        body = await _body(request)
         operation = self._taking(*PADDINGS)
+        await self._can_start(caller, operation, {})
+        body = await _body(request)
         sides = [_number(body, side, most=100_000) for side in PADDINGS]
         file_id, _ = await self._file(caller, body.get("photo"))
-        width, height = await self._size(await self._download(file_id))
+        async with self.app.large.slot(caller.user_id):
+            width, height = await self._size(await self._download(file_id))
         # the worker fits the photo into the operation's longest side: the paddings shrink with it
         most = operation.limits.max_side
         scale = min(1.0, most / max(width, height)) if most else 1.0
@@ -408,12 +464,6 @@ def _mask_bytes(value: object) -> bytes:
     return data
 
 
-def _painted(mask: bytes) -> bool:
-    """Whether any of the mask is white (over half bright, as the service reads it)."""
-    with Image.open(io.BytesIO(mask)) as image:
-        return image.convert("L").getextrema()[1] > 127
-
-
 def add_api_routes(web_app: web.Application, app: MiniApp) -> None:
     """The API's routes under /app/api/."""
     api = AppApi(app)
@@ -421,4 +471,4 @@ def add_api_routes(web_app: web.Application, app: MiniApp) -> None:
               ("GET", "results", api.results), ("POST", "jobs/replace", api.replace),
               ("POST", "jobs/expand", api.expand), ("POST", "jobs/run", api.run), ("POST", "share", api.share)]
     for method, path, handle in routes:
-        web_app.router.add_route(method, API_PATH + path, _authenticated(app, handle))
+        web_app.router.add_route(method, API_PATH + path, _authenticated(app, handle, COSTS.get(path, 1)))

@@ -8,7 +8,8 @@ from here, from blob: URLs the page makes of the API's answers (which carry the 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,6 +24,24 @@ TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
 #: the page's files and their types; nothing else of the package is served
 STATIC = {"index.html": "text/html", "app.css": "text/css", "app.js": "text/javascript"}
 PREVIEW_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
+#: a preview's file name as `python -m bot previews` writes them: letters, digits, '-', '_' and '.' inside, a picture suffix
+PREVIEW_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\.(?:jpe?g|png|webp)", re.IGNORECASE)
+
+
+def preview_path(folder: Path | None, name: str) -> Path | None:
+    """The previews folder's own file of exactly this name; None for anything else.
+
+    aiohttp decodes `%2F` in a path segment into the name, so a name is checked, not trusted: a plain file
+    name of a picture type (no separators, no leading dot), and its resolved path must still be in the folder
+    (a symbolic link out of it is refused too).
+    """
+    if folder is None or not PREVIEW_NAME.fullmatch(name):
+        return None
+    root = folder.resolve()
+    path = (root / name).resolve()
+    if path.parent != root or not path.is_file():
+        return None
+    return path
 
 
 def preview_origins(styles: StyleCatalogue) -> list[str]:
@@ -69,31 +88,21 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
                             charset="utf-8", headers={"Cache-Control": "no-cache"})
 
     async def preview(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        kind = PREVIEW_TYPES.get(Path(name).suffix.lower())
-        path = app.previews / name if app.previews is not None and kind else None
-        if path is None or name.startswith(".") or not path.is_file():
+        path = preview_path(app.previews, request.match_info["name"])
+        if path is None:
             raise web.HTTPNotFound()
-        return web.Response(body=path.read_bytes(), content_type=kind, headers={"Cache-Control": "max-age=86400"})
+        return web.Response(body=path.read_bytes(), content_type=PREVIEW_TYPES[path.suffix.lower()],
+                            headers={"Cache-Control": "max-age=86400"})
 
-    @web.middleware
-    async def secured(request: web.Request,
-                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        ours = request.path.startswith(APP_PATH)
-        try:
-            response = await handler(request)
-        except web.HTTPException as error:  # a 404 under /app/ is under the policy too
-            if ours:
-                error.headers.update(headers)
-            raise
-        if ours:
+    async def secured(request: web.BaseRequest, response: web.StreamResponse) -> None:
+        # on every answer's headers as they are sent: a 404 and a streamed photo under /app/ too
+        if request.path.startswith(APP_PATH):
             response.headers.update(headers)
-        return response
 
     async def to_page(request: web.Request) -> web.Response:
         raise web.HTTPFound(APP_PATH)
 
-    web_app.middlewares.append(secured)
+    web_app.on_response_prepare.append(secured)
     web_app.router.add_get("/app", to_page)
     web_app.router.add_get(APP_PATH, page)
     web_app.router.add_get(APP_PATH + "previews/{name}", preview)

@@ -44,6 +44,7 @@ BAD_REQUEST = N_("That request could not be understood. Reload the page and try 
 TOO_LARGE = N_("That is too large to send.")
 RATE_LIMITED = N_("Too many requests at once. Wait a moment and try again.")
 MASK_SIZE = N_("The painted mask does not match the photo's size. Reload the page and paint again.")
+MASK_UNUSABLE = N_("The painted mask could not be used. Reload the page and paint again.")
 PAINT_FIRST = N_("Paint over part of the photo first.")
 DESCRIBE_FIRST = N_("Say what to paint there first.")
 UNKNOWN_OPERATION = N_("That operation is not offered here.")

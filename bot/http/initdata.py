@@ -91,7 +91,7 @@ def _fields(init_data: str) -> dict[str, str]:
 
 
 def _auth_date(value: str | None) -> int:
-    if value is None or not value.isdigit():
+    if value is None or not value.isdecimal():
         raise InitDataError("no auth_date")
     return int(value)
 

@@ -20,8 +20,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.log import server_logger
 
 from bot.http.app_api import MAX_MASK_BODY, MiniApp
 from bot.http.app_routes import add_app_routes
@@ -126,6 +129,17 @@ def build_app(readiness: Readiness, metrics: Metrics, routes: Routes,
     return app
 
 
+class _ClientFaults(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server log, with a request it could not parse (a bad request line, a header too long: anyone on
+    the network can send one) at INFO in one line instead of an ERROR with a traceback; real errors unchanged."""
+
+    def exception(self, msg: object, *args: object, exc_info: object = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError) and 400 <= exc_info.code < 500:
+            self.logger.info("%s: %d %s", msg % args if args else msg, exc_info.code, type(exc_info).__name__)
+            return
+        self.logger.exception(msg, *args, exc_info=exc_info, **kwargs)  # type: ignore[arg-type]
+
+
 class HttpServer:
     """Serves an application on host:port until stopped."""
 
@@ -135,7 +149,8 @@ class HttpServer:
 
     async def start(self, host: str, port: int) -> str:
         """Listen on host:port (0: any free port); the local URL root."""
-        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                                     logger=_ClientFaults(server_logger, {}))
         await self._runner.setup()
         await web.TCPSite(self._runner, host, port).start()
         bound_host, bound_port = self._runner.addresses[0][:2]

@@ -52,7 +52,9 @@ def webhook_handler(secret: str, accept: AcceptUpdate) -> Callable[[web.Request]
             log.warning("refused a webhook request without the right secret token")
             return web.Response(status=401)
         update = await json_object(request, MAX_UPDATE_BYTES)
-        if update is None or not isinstance(update.get("update_id"), int):
+        update_id = update.get("update_id") if update is not None else None
+        # an id the database can hold (a BIGINT), as Telegram's are: any other would fail its insert with a traceback
+        if not isinstance(update_id, int) or isinstance(update_id, bool) or not 0 <= update_id < 2**63:
             return web.Response(status=400)
         try:
             await accept(update)

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.chats import stored_inputs
 from bot.clock import utcnow
 from bot.credits import CreditPolicy, Plan, Shortfall, ledger
 from bot.i18n import Text, nlazy
@@ -59,6 +60,8 @@ class JobRequest:
     language: str = "en"
     #: the inline message (inline mode) that shows the job and gets its result, instead of the chat
     inline_message_id: str | None = None
+    #: bytes some of `inputs` name (bot.chats.stored_inputs): (reference, bytes), written with the job or not at all
+    stored: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,8 @@ class JobService:
             await UserRepository(session).touch(request.user_id, username=request.username,
                                                 first_name=request.first_name, now=now)
         job = await JobRepository(session).add(self._new_job(request, now, credits), now=now)
+        for reference, data in request.stored:
+            await stored_inputs.write(session, reference, data, now=now)
         await _mark_handled(session, now)
         if spending is not None:
             await ledger.reserve(session, job.id, spending, now=now)
@@ -213,6 +218,25 @@ class JobService:
         if self._on_enqueued is not None:
             self._on_enqueued()
         return job
+
+    async def refusal(self, request: JobRequest) -> QuotaExceeded | NotEnoughCredits | None:
+        """What would stop this job now (limits, then credits), read without locking or writing: a cheap refusal
+        before costly work. `enqueue` decides again when it stores, so a race costs a later refusal, not credits."""
+        now = self._clock()
+        async with reading(self._sessions) as session:
+            exceeded = await self._exceeded(JobRepository(session), request.user_id, now)
+            if exceeded is not None:
+                return exceeded
+            price = self.price(request)
+            if price <= 0 or self._credits is None or request.user_id is None:
+                return None
+            pool = self._credits.pool_of(request.chat_id, request.chat_type)
+            held = await ledger.balance(session, user_id=request.user_id, pool_chat_id=pool, now=now,
+                                        free_per_day=self._credits.free_per_day)
+        available = held.credits + held.free_left + (held.pool_left or 0)
+        if available >= price:
+            return None
+        return NotEnoughCredits(price, available, held.free_per_day, ledger.is_chat_identity(request.user_id))
 
     async def queued_ahead(self, job_id: int) -> int:
         """How many jobs queued before this one still wait to be submitted (its place in the queue)."""

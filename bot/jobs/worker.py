@@ -162,7 +162,8 @@ class Worker:
         self._rng = rng or random.Random()
         self._service_slots = asyncio.Semaphore(config.service_concurrency)
         self._chat_slots = LendingSlots(config.chat_concurrency)
-        self._preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
+        #: decodes input images in threads within a pixel budget; the Mini App's masks share it
+        self.preparation = PreparationSlots(config.prepare_concurrency, config.prepare_pixels)
         self.metrics = metrics or Metrics()
         self._alarm = alarm
         self._polls: dict[int, int] = {}  # job id -> status checks so far (this process's)
@@ -357,7 +358,7 @@ class Worker:
         async with self._chat_slots.hold():
             data = await self._notifier.fetch_input(file_id)
         # Pillow work off the event loop, so polling and delivery of other jobs go on meanwhile
-        return await self._preparation.prepare(data, operation.limits)
+        return await self.preparation.prepare(data, operation.limits)
 
     # ---- poll ------------------------------------------------------------------------------------
 

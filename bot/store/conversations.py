@@ -77,6 +77,18 @@ class ConversationRepository:
             delete(table).where(table.c.chat_id == chat_id, table.c.kind == kind, table.c.key == key))
         return cast(CursorResult[Any], result).rowcount > 0
 
+    async def keep_newest(self, chat_id: int, kind: str, most: int) -> int:
+        """Forget all but the `most` rows of this kind that expire last; how many were forgotten."""
+        table = conversations_table
+        older = (select(table.c.key).where(table.c.chat_id == chat_id, table.c.kind == kind)
+                 .order_by(table.c.expires_at.desc(), table.c.key).offset(most))
+        keys = list((await self._session.execute(older)).scalars())
+        if not keys:
+            return 0
+        result = await self._session.execute(
+            delete(table).where(table.c.chat_id == chat_id, table.c.kind == kind, table.c.key.in_(keys)))
+        return cast(CursorResult[Any], result).rowcount
+
     async def take_due(self, kind: str, *, now: datetime, limit: int = 20) -> list[ConversationRow]:
         """Remove and return rows whose due time has come (rows another replica is taking are skipped)."""
         table = conversations_table

@@ -218,6 +218,20 @@ class CreditRepository:
                 found.setdefault(row.charge_id, set()).add(row.reason)
         return found
 
+    async def charge_grants(self, charge_ids: Iterable[str]) -> dict[str, dict[int, int]]:
+        """For each of these charges with a grant, the credits its purchase rows (and their fixes) gave each user."""
+        wanted = sorted(set(charge_ids))
+        found: dict[str, dict[int, int]] = {}
+        for start in range(0, len(wanted), 500):  # bounded IN lists
+            rows = await self._session.execute(
+                select(ledger_table.c.charge_id, ledger_table.c.owner_id, func.sum(ledger_table.c.amount))
+                .where(ledger_table.c.charge_id.in_(wanted[start:start + 500]),
+                       ledger_table.c.reason.in_(("purchase", "purchase_fix")))
+                .group_by(ledger_table.c.charge_id, ledger_table.c.owner_id))
+            for charge_id, owner_id, total in rows:
+                found.setdefault(charge_id, {})[int(owner_id)] = int(total or 0)
+        return found
+
     async def of_user(self, user_id: int, *, limit: int = 50) -> list[Entry]:
         """A user's rows, newest first: their own accounts' and what they spent from pools (for /history)."""
         rows = await self._session.execute(

@@ -249,7 +249,8 @@ class CreditEntry(Base):
     kind: Mapped[str] = mapped_column(String(8))
     owner_id: Mapped[int] = mapped_column(BigInteger)
     amount: Mapped[int] = mapped_column(BigInteger)
-    #: reserve, charge, refund (a job's); purchase, payment_refund; allowance; pool_in, pool_out
+    #: reserve, charge, refund (a job's); purchase, purchase_fix, payment_refund, refund_undone; allowance; pool_in,
+    #: pool_out
     reason: Mapped[str] = mapped_column(String(16))
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     #: Telegram's telegram_payment_charge_id of the payment this row belongs to

@@ -132,6 +132,7 @@ def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lamb
     """The worker's notifier, sending through this application's bot (and its rate limiter); `media` links
     inline-mode results for a person who never started the bot."""
     d = application.bot_data.deps
+    application.bot_data.media_links = media is not None  # what inline mode asks before it makes a job
     return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
                             keyboard=lambda job, operation: followups.keyboard(
                                 job, operation, d.operations, d.app_links, application.bot.username))

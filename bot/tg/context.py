@@ -97,6 +97,8 @@ class BotData:
         #: when each refused sender was last told the bot is private, and last logged (bot.tg.handlers.messages)
         self.refused: dict[int | None, float] = {}
         self.refused_logged: dict[int | None, float] = {}
+        #: whether results can be handed to Telegram as signed media links (PUBLIC_URL is set; bot.tg.deliverable)
+        self.media_links = False
 
 
 class CustomContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]):

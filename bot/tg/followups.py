@@ -46,7 +46,7 @@ def parse(data: str | None) -> FollowUp | None:
     if not data or not data.startswith(PREFIX + ":") or len(data.encode()) > CALLBACK_MAX_BYTES:
         return None
     parts = data.split(":")
-    if len(parts) < 3 or not parts[1].isdigit():
+    if len(parts) < 3 or not parts[1].isdecimal():
         return None
     job_id, action = int(parts[1]), parts[2]
     if action == AGAIN and len(parts) == 3:
@@ -55,7 +55,7 @@ def parse(data: str | None) -> FollowUp | None:
         return FollowUp(job_id, STYLE, argument=parts[3] if len(parts) == 4 else "")
     if action == NEXT and len(parts) in (5, 6):
         picture = parts[5] if len(parts) == 6 else None
-        if picture is not None and not picture.isdigit():
+        if picture is not None and not picture.isdecimal():
             return None
         return FollowUp(job_id, NEXT, parts[3], parts[4], int(picture) if picture is not None else None)
     return None

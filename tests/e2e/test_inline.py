@@ -16,7 +16,7 @@ from tests.e2e.test_credits import balance, books
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_inline import InlineMessage
-from tests.fakes.telegram_models import private_chat
+from tests.fakes.telegram_models import User, private_chat
 from tests.harness import free_port
 
 
@@ -133,11 +133,33 @@ async def test_choosing_generate_draws_the_picture_into_the_inline_message(teleg
     assert await books(bot.settings) == []
 
 
-async def test_a_person_who_never_started_the_bot_is_told_to_open_it(telegram_inline, bot):
+async def test_a_person_who_never_started_the_bot_is_told_to_open_it_and_no_task_is_made(
+        telegram_inline, bot, sandbox):
+    """Issue 28, finding 5: without PUBLIC_URL, a Generate choice by someone the bot cannot write to was submitted
+    to the service (and its credit given back when delivery failed: free work, again and again)."""
     telegram = telegram_inline
-    message = await choose_generate(telegram, BOB, "a red kite")
-    await telegram.wait_for(lambda: message.text is not None and "opened a chat with me" in message.text, timeout=20)
-    assert message.photo is None
+    spanish = User(1077, "Pablo", username="pablo", language_code="es")
+    messages = [await choose_generate(telegram, spanish, "a red kite") for _ in range(3)]
+    for message in messages:
+        await telegram.wait_for(lambda message=message: message.text is not None and "bot" in message.text,
+                                timeout=20)
+        assert message.text.startswith("Solo puedo dibujar aquí") and message.photo is None
+        [[button]] = message.reply_markup["inline_keyboard"]
+        assert button["url"].startswith("https://t.me/") and button["url"].endswith("?start=inline")
+    assert await job_states(bot.settings) == []
+    assert not [r for r in sandbox.received if r.method == "POST"]
+    # once they have started the bot, the same choice draws
+    telegram.user_sends(private_chat(spanish), spanish, text="/start")
+    message = await choose_generate(telegram, spanish, "a red kite")
+    await telegram.wait_for(lambda: message.photo is not None, timeout=20)
+
+
+async def test_an_odd_unicode_digit_as_the_offset_is_answered_from_the_start(telegram_inline, bot):
+    """Issue 28: an inline query whose offset is "²" (a digit to str.isdigit, not to int) crashed its handler."""
+    telegram = telegram_inline
+    for offset in ("²", "٣", "1" * 40, "-1", "１"):
+        answer = await answered(telegram, telegram.inline.user_types(ALICE, "a cat", offset=offset))
+        assert answer["results"], offset  # the Generate offers, as for a first page
 
 
 async def test_a_refused_person_gets_only_a_button_and_makes_no_task(telegram_inline, settings, sandbox):

@@ -5,6 +5,7 @@ is credited once from Telegram's record, and a chat identity gets no free allowa
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 import pytest
 
@@ -178,4 +179,43 @@ async def test_a_channel_or_an_anonymous_admin_gets_no_free_allowance_only_the_p
     finally:
         await engine.dispose()
     assert (shown.credits, shown.free_left, shown.free_per_day, shown.pool) == (0, 0, 0, 0)
+    assert await books(running.settings) == []
+
+
+async def test_a_payment_credited_to_someone_else_is_given_to_its_payer_and_the_admins_are_told(settings, telegram):
+    """Issue 28, finding 6: credits went to the receipt's sender, and reconciliation never compared the payer."""
+    from sqlalchemy import update
+
+    from bot.store.models import accounts_table, ledger_table
+
+    carol, alice = private_chat(CAROL), private_chat(ALICE)
+    running = await started(settings, telegram)
+    try:
+        telegram.user_sends(alice, ALICE, text="/start")  # the admin has a chat with the bot
+        await pays(telegram, carol, CAROL, await invoice_in(telegram, carol, CAROL))
+        await wait_text(telegram, carol.id, "credits added")
+        [charge] = telegram.payments.charges
+    finally:
+        await running.stop()
+    # the receipt had been credited to Bob (who did not pay): the books add up, but to the wrong person
+    engine = create_engine(running.settings.database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(update(ledger_table).where(ledger_table.c.charge_id == charge)
+                                     .values(owner_id=BOB.id))
+            await connection.execute(update(accounts_table).where(accounts_table.c.kind == "user",
+                                                                  accounts_table.c.owner_id == CAROL.id)
+                                     .values(balance=0))
+            await connection.execute(accounts_table.insert().values(kind="user", owner_id=BOB.id, balance=10,
+                                                                    updated_at=datetime.now(UTC)))
+    finally:
+        await engine.dispose()
+    assert (await credits_of(running.settings, CAROL.id), await credits_of(running.settings, BOB.id)) == (0, 10)
+    running = await started(settings, telegram)
+    try:
+        notice = await wait_text(telegram, alice.id, "did not match Telegram's record")
+    finally:
+        await running.stop()
+    assert charge in notice and str(CAROL.id) in notice and f"{BOB.id}: 10" in notice
+    assert (await credits_of(running.settings, CAROL.id), await credits_of(running.settings, BOB.id)) == (10, 0)
     assert await books(running.settings) == []

@@ -3,10 +3,16 @@ store, the job service with credits and limits, and photos downloaded from the f
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
+import logging
+import os
+import struct
+import threading
 import time
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,20 +24,23 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from PIL import Image, ImageDraw
-from sqlalchemy import select
+from sqlalchemy import func, select, text
+from yarl import URL
 
-from bot.chats.stored_inputs import StoredInputs
+from bot.chats import stored_inputs
+from bot.chats.stored_inputs import MOST_KEPT, StoredInputs, new_reference
 from bot.credits import CreditPolicy
 from bot.http.app_api import MAX_MASK_BODY, MiniApp
-from bot.http.app_limits import RequestBudget
+from bot.http.app_limits import LargeRequests, RequestBudget
 from bot.http.app_refs import PhotoRefs
 from bot.http.app_routes import add_app_routes, content_security_policy, preview_origins
+from bot.images import PreparationSlots
 from bot.jobs.service import JobService, Quotas
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue, parse_catalogue
 from bot.runtime import mini_app
 from bot.store import JobRecord, JobRepository, JobState, NewJob, create_engine, session_factory
-from bot.store.models import jobs_table
+from bot.store.models import conversations_table, jobs_table, ledger_table
 from bot.tg.app import build_application, notifier_for
 from bot.tg.context import Access
 from bot.tg.miniapp import AppLinks
@@ -105,7 +114,7 @@ async def world(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[World]:
             application = build_application(token, telegram.url, deps, rate_limit=False)
             stored = StoredInputs(deps.conversations)
             notifier = notifier_for(application, stored=stored)
-            app = mini_app(token, deps, application, notifier, stored)
+            app = mini_app(token, deps, application, notifier, stored, preparation=PreparationSlots())
             assert app is not None
             web_app = web.Application(client_max_size=MAX_MASK_BODY)
             add_app_routes(web_app, app)
@@ -237,7 +246,12 @@ async def test_replace_checks_the_mask_against_the_photo_size(world: World) -> N
     [job] = await world.jobs()
     assert (job.operation, job.chat_id, job.user_id, job.args) == ("replace", ALICE, ALICE, {"prompt": "a red balloon"})
     assert job.inputs[0] == ref.split(".")[1]
-    assert await world.stored.load(job.inputs[1]) == base64.b64decode(mask.partition(",")[2])
+    stored = await world.stored.load(job.inputs[1])
+    assert stored is not None
+    with Image.open(io.BytesIO(stored)) as kept, Image.open(io.BytesIO(base64.b64decode(mask.partition(",")[2]))) \
+            as sent:  # re-encoded black and white, the same pixels
+        assert (kept.format, kept.mode, kept.size) == ("PNG", "L", (320, 240))
+        assert kept.tobytes() == sent.convert("L").tobytes()
 
 
 async def test_replace_refuses_another_persons_photo(world: World) -> None:
@@ -356,3 +370,235 @@ def test_preview_urls_a_style_file_names_are_the_only_other_picture_origins() ->
     data["art"]["styles"]["sketch"]["preview"] = "http://plain.example/sketch.jpg"  # not https: not used
     policy = content_security_policy(preview_origins(parse_catalogue(data)))
     assert "img-src 'self' blob: https://cdn.example;" in policy
+
+
+# --- hostile input (issue 28) ---------------------------------------------------------------------------------
+
+def painted_bomb_png(width: int, height: int) -> bytes:
+    """A 1-bit PNG of a few kilobytes that decodes to width x height pixels, its first row white (painted)."""
+    compressor = zlib.compressobj(9)
+    stride = 1 + (width + 7) // 8
+    idat = compressor.compress(b"\x00" + b"\xff" * (stride - 1))
+    idat += b"".join(compressor.compress(bytes(stride)) for _ in range(height - 1)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def as_document(world: World, data: bytes, user_id: int = ALICE) -> str:
+    """A file sent as a document (no photo sizes: Telegram keeps it as sent), as its owner's reference."""
+    file_id = world.telegram._state.store_document(data, "photo.png", "image/png")["file_id"]
+    return world.refs.photo(user_id, file_id)
+
+
+def data_url(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+async def rows(world: World) -> dict[str, int]:
+    """Rows of every table that grows with requests, and the database file's pages in use."""
+    engine = create_engine(world.database_url)
+    try:
+        async with engine.connect() as connection:
+            counts = {table.name: int(await connection.scalar(select(func.count()).select_from(table)) or 0)
+                      for table in (jobs_table, conversations_table, ledger_table)}
+            used = await connection.scalar(text("SELECT page_count - freelist_count FROM pragma_page_count(), "
+                                                "pragma_freelist_count()"))
+            return {**counts, "pages": int(used or 0)}
+    finally:
+        await engine.dispose()
+
+
+def counting_downloads(world: World) -> dict[str, int]:
+    """Counts the Mini App's photo downloads, and the most at once (each held 0.2 s)."""
+    seen = {"calls": 0, "now": 0, "most": 0}
+    fetch = world.app.fetch_file
+
+    async def counted(file_id: str) -> bytes:
+        seen["calls"] += 1
+        seen["now"] += 1
+        seen["most"] = max(seen["most"], seen["now"])
+        try:
+            await asyncio.sleep(0.2)
+            return await fetch(file_id)
+        finally:
+            seen["now"] -= 1
+
+    world.app.fetch_file = counted
+    return seen
+
+
+async def test_a_paint_request_without_credits_is_refused_before_its_photo_or_mask_is_touched(world: World) -> None:
+    """Issue 28, findings 1 and 2: the photo was downloaded, the mask decoded and stored, then credits were checked."""
+    ref = world.photo(jpeg(320, 240))
+    assert (await world.post("jobs/run", {"operation": "headshot", "style": "business", "count": 5,
+                                          "photo": ref}))[0] == 200  # all five free credits of today
+    downloads, before = counting_downloads(world), await rows(world)
+    status, body = await world.post("jobs/replace", {"photo": ref, "mask": mask_png((320, 240)), "prompt": "a cat"})
+    assert (status, body["error"]) == (402, "credits")
+    assert downloads["calls"] == 0
+    assert await rows(world) == before
+
+
+async def test_refused_paint_requests_store_nothing(world: World) -> None:
+    """Issue 28, finding 2: 28 refused calls added 320 MB to SQLite (each mask stored before the job was refused)."""
+    ref, bobs = world.photo(jpeg(320, 240)), world.photo(jpeg(320, 240), user_id=BOB)
+    noise = Image.frombytes("L", (320, 240), os.urandom(320 * 240))
+    out = io.BytesIO()
+    noise.save(out, "PNG")
+    refused = [
+        {"photo": ref, "mask": mask_png((300, 240)), "prompt": "a cat"},  # not the photo's size
+        {"photo": ref, "mask": mask_png((320, 240), None), "prompt": "a cat"},  # nothing painted
+        {"photo": ref, "mask": data_url(out.getvalue()[:5000]), "prompt": "a cat"},  # truncated
+        {"photo": bobs, "mask": data_url(out.getvalue()), "prompt": "a cat"},  # another person's photo
+        {"photo": ref, "mask": data_url(painted_bomb_png(8000, 5000)), "prompt": "a cat"},  # 40 MP
+        {"photo": ref, "mask": data_url(out.getvalue()), "prompt": ""},  # nothing to paint
+    ]
+    before = await rows(world)
+    for body in refused:
+        status, answer = await world.post("jobs/replace", body)
+        assert 400 <= status < 500, answer
+    assert await rows(world) == before
+    # and once the limit of active jobs is reached, as many as the budget lets through
+    world.app.budget = RequestBudget()
+    for _ in range(2):
+        assert (await world.post("jobs/run", {"operation": "upscale", "argument": "2", "photo": ref}))[0] == 200
+    before = await rows(world)
+    world.app.budget = RequestBudget(burst=1000)
+    for _ in range(20):
+        status, answer = await world.post("jobs/replace", {"photo": ref, "mask": data_url(out.getvalue()),
+                                                           "prompt": "a cat"})
+        assert (status, answer["error"]) == (429, "quota")
+    assert await rows(world) == before
+
+
+async def test_a_mask_is_decoded_off_the_event_loop_and_one_too_large_is_refused_undecoded(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28, finding 1: the mask was decoded on the event loop, whatever its size."""
+    import bot.http.app_masks as masks
+
+    decoded_in: list[str] = []
+    reencode = masks._reencode
+
+    def spy(data: bytes, target: tuple[int, int]) -> bytes | None:
+        decoded_in.append(threading.current_thread().name)
+        return reencode(data, target)
+
+    monkeypatch.setattr(masks, "_reencode", spy)
+    big = as_document(world, painted_bomb_png(8000, 5000))
+    status, body = await world.post("jobs/replace", {"photo": big, "mask": data_url(painted_bomb_png(8000, 5000)),
+                                                     "prompt": "a cat"})
+    assert (status, body["error"]) == (400, "bad_mask") and decoded_in == []
+    # the photo as the worker sends it (fitted into 2048 px) is what a mask must match
+    status, body = await world.post("jobs/replace", {"photo": big, "mask": mask_png((2048, 1280)), "prompt": "a cat"})
+    assert status == 200, body
+    assert decoded_in and threading.main_thread().name not in decoded_in
+    [job] = await world.jobs()
+    stored = await world.stored.load(job.inputs[1])
+    assert stored is not None and Image.open(io.BytesIO(stored)).size == (2048, 1280)
+
+
+async def test_thirty_hostile_paint_requests_leave_the_event_loop_free(world: World) -> None:
+    """Issue 28, finding 1: thirty 40 MP masks decoded on the event loop held up everyone else for seconds."""
+    big, mask = as_document(world, painted_bomb_png(8000, 5000)), data_url(painted_bomb_png(8000, 5000))
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def probe() -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - started - 0.01)
+
+    probing = asyncio.create_task(probe())
+    answers = await asyncio.gather(*(world.post("jobs/replace", {"photo": big, "mask": mask, "prompt": "a cat"})
+                                     for _ in range(30)))
+    done.set()
+    await probing
+    assert max(lags) < 0.5, f"the event loop was held for {max(lags):.2f} s"
+    assert all(400 <= status < 500 for status, _ in answers), answers
+
+
+async def test_one_persons_large_requests_run_a_few_at_a_time(world: World) -> None:
+    """Issue 28, finding 3: one person's 20 concurrent large requests were all in memory at once."""
+    ref = world.photo(jpeg(320, 240))
+    downloads = counting_downloads(world)
+    answers = await asyncio.gather(*(world.get(f"photo?ref={ref}") for _ in range(12)))
+    assert [status for status, _ in answers] == [200] * 12
+    assert downloads["most"] == 2
+    world.app.large = LargeRequests(per_person=2, per_process=3)
+    downloads["most"] = 0
+    bobs = world.photo(jpeg(320, 240), user_id=BOB)
+    answers = await asyncio.gather(*(world.get(f"photo?ref={ref}") for _ in range(6)),
+                                   *(world.get(f"photo?ref={bobs}", user_id=BOB) for _ in range(6)))
+    assert [status for status, _ in answers] == [200] * 12
+    assert downloads["most"] == 3
+
+
+async def test_a_paint_request_costs_ten_reads_of_the_budget(world: World) -> None:
+    ref = world.photo(jpeg(320, 240))
+    world.app.budget = RequestBudget(burst=25, rate=0.001)
+    statuses = [(await world.post("jobs/replace", {"photo": ref, "mask": mask_png((300, 240)), "prompt": "a"}))[0]
+                for _ in range(3)]
+    assert statuses == [400, 400, 429]
+    assert (await world.get("me"))[0] == 200  # five reads left
+
+
+async def test_previews_are_only_the_folders_own_files(world: World, tmp_path: Path) -> None:
+    """Issue 28, finding 4: /app/previews/%2F<absolute path>.png served any picture the process could read."""
+    folder, secret = tmp_path / "previews", tmp_path / "secret.png"
+    folder.mkdir()
+    (folder / "art-oil.jpg").write_bytes(jpeg(64, 64))
+    secret.write_bytes(png(64, 64))
+    (folder / "link.png").symlink_to(secret)
+    world.app.previews = folder
+    assert (await world.client.get("/app/previews/art-oil.jpg")).status == 200
+    encoded = str(secret).replace("/", "%2F")
+    for path in (f"/app/previews/{encoded}", "/app/previews/..%2Fsecret.png", "/app/previews/%2E%2E%2Fsecret.png",
+                 "/app/previews/link.png", "/app/previews/art-oil.jpg%00.png", "/app/previews/..%5Csecret.png"):
+        response = await world.client.get(URL(path, encoded=True))
+        assert response.status == 404, path
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]  # a 404 is under the policy too
+
+
+async def test_hostile_bodies_are_answered_400_without_a_traceback(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 28, finding 7: deeply nested JSON and a truncated mask PNG were answered 500 with a traceback."""
+    ref, bobs = world.photo(jpeg(320, 240)), world.photo(jpeg(320, 240), user_id=BOB)
+    full = base64.b64decode(mask_png((320, 240)).partition(",")[2])
+    headers = {**world.auth(), "Content-Type": "application/json"}
+    world.app.budget = RequestBudget(burst=1000)
+    bodies = [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000, b"{" * 200_000,
+              json.dumps({"operation": "art", "style": "oil", "prompt": "x" * 5000}).encode(),
+              json.dumps({"photo": bobs, "left": "²", "top": 1e308, "right": -1, "bottom": True}).encode(),
+              json.dumps({"photo": bobs, "left": 10**40}).encode(), b"1" * 5000, "{\"photo\": \"\udcff\"}".encode(
+                  "utf-8", "surrogatepass"), b"\xff\xfe{}"]
+    for path in ("jobs/run", "jobs/expand", "jobs/replace", "share"):
+        for body in bodies:
+            response = await world.client.post("/app/api/" + path, data=body, headers=headers)
+            assert 400 <= response.status < 500, (path, body[:40], response.status)
+    truncated = {"photo": ref, "mask": data_url(full[: len(full) // 2]), "prompt": "a cat"}
+    status, answer = await world.post("jobs/replace", truncated)
+    assert (status, answer["error"]) == (400, "bad_mask")
+    assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert await world.jobs() == []
+
+
+async def test_a_person_keeps_at_most_twenty_masks(world: World) -> None:
+    """Issue 28: what a person may keep is capped; the oldest masks are forgotten first, another person's stay."""
+    now = datetime.now(UTC)
+    engine = create_engine(world.database_url)
+    mine = [new_reference(ALICE) for _ in range(MOST_KEPT + 5)]
+    bobs = new_reference(BOB)
+    try:
+        async with engine.begin() as connection:
+            await stored_inputs.write(connection, bobs, b"bob's", now=now)
+            for number, reference in enumerate(mine):
+                await stored_inputs.write(connection, reference, b"mask %d" % number, now=now + timedelta(seconds=number))
+    finally:
+        await engine.dispose()
+    kept = [await world.stored.load(reference) for reference in mine]
+    assert kept[:5] == [None] * 5 and kept[5:] == [b"mask %d" % number for number in range(5, MOST_KEPT + 5)]
+    assert await world.stored.load(bobs) == b"bob's"

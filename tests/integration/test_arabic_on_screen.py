@@ -26,7 +26,7 @@ from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.app import HANDLER_MODULES
-from bot.tg.context import DEPS_KEY
+from bot.tg.context import CONTEXT_TYPES
 from bot.tg.handlers.help import INLINE_HELP
 from bot.tg.handlers.history import history_text
 from bot.tg.handlers.router import Router
@@ -102,8 +102,8 @@ def catalogue_texts() -> list[tuple[str, str]]:
 
 def menu_router() -> Router:
     """The command registry, filled by every handler module as the running bot's is."""
-    application = ApplicationBuilder().token("1:test").build()
-    application.bot_data[DEPS_KEY] = SimpleNamespace(operations=OPERATIONS)
+    application = ApplicationBuilder().token("1:test").context_types(CONTEXT_TYPES).build()
+    application.bot_data.deps = SimpleNamespace(operations=OPERATIONS)  # type: ignore[assignment]
     router = Router()
     for module in HANDLER_MODULES:
         module.register(application, router)

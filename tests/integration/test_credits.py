@@ -11,6 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.credits import CreditPolicy, CreditService, Pack, StarPayment, audit, ledger
+from bot.credits.service import REFUND_GRACE, Reconciliation
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, Quotas
 from bot.jobs.writes import JobWrites
 from bot.operations.registry import build_catalogue
@@ -197,9 +198,9 @@ async def test_reconciliation_credits_a_missed_payment_once_whatever_the_order_a
         # three replicas at once, each reading Telegram's list in its own order
         rounds = await asyncio.gather(*(service.reconcile(order) for service, order in
                                         zip(services, (listed, listed[::-1], listed[2:] + listed[:2]), strict=True)))
-        recovered = sorted((r.charge_id, r.user_id, r.credits) for found in rounds for r in found)
+        recovered = sorted((r.charge_id, r.user_id, r.credits) for found in rounds for r in found.recovered)
         assert recovered == [("missed", 22, 10), ("old-pack", 25, 7)]  # each told once, by one replica
-        assert await credits.reconcile(listed) == []  # the next hour: nothing more
+        assert await credits.reconcile(listed) == Reconciliation()  # the next hour: nothing more
         balances = [(await credits.balance(user, chat_id=user, chat_type="private")).credits for user in range(21, 26)]
         assert balances == [10, 10, 0, 0, 7]
         # the normal path arriving late adds nothing either
@@ -225,4 +226,100 @@ async def test_a_refund_calls_telegram_outside_the_ledgers_transactions(store_en
     assert written_meanwhile == [True]
     assert (outcome.status, outcome.user_id, outcome.credits, outcome.balance) == ("ok", 31, 10, 1)
     assert (await credits.refund_payment("to-refund", refund_stars)).status == "refunded"
+    assert await credits.audit() == []
+
+
+async def test_reconciliation_gives_a_payment_to_its_payer_in_the_amount_paid_and_takes_it_from_others(
+        migrated_url: str):
+    """Issue 28, finding 6: a receipt was credited to whoever sent it, and reconciliation never looked at who paid
+    or how much, so it never corrected a mismatch."""
+    policy = CreditPolicy(CATALOGUE, free_per_day=0, packs=(Pack(10, 50),))
+    engines = [create_engine(migrated_url) for _ in range(2)]
+    try:
+        services = [CreditService(session_factory(engine), policy) for engine in engines]
+        credits = services[0]
+        assert await credits.purchase(41, Pack(10, 50), "to-the-wrong-person")  # Telegram says 42 paid
+        assert await credits.purchase(43, Pack(10, 50), "too-much")  # Telegram says 25 Stars: half the pack
+        assert await credits.purchase(44, Pack(10, 50), "spent-by-the-wrong-person")  # Telegram says 45 paid
+        jobs = JobService(session_factory(engines[0]), deadline=timedelta(hours=1), quotas=Quotas(0, 0),
+                          credits=policy)
+        assert not isinstance(await jobs.enqueue(request(44, 1)), NotEnoughCredits)  # 44 spends one of them
+        listed = [star("to-the-wrong-person", 42), StarPayment("too-much", 43, 25, "credits:10:50"),
+                  star("spent-by-the-wrong-person", 45), star("right", 46)]
+        assert await credits.purchase(46, Pack(10, 50), "right")
+        rounds = await asyncio.gather(*(service.reconcile(listed) for service in services))  # two replicas at once
+        fixes = sorted((fix.charge_id, fix.payer, fix.credits, fix.given, fix.taken, fix.spent)
+                        for done in rounds for fix in done.fixed)
+        assert fixes == [("spent-by-the-wrong-person", 45, 10, 10, {44: 9}, 1),
+                         ("to-the-wrong-person", 42, 10, 10, {41: 10}, 0),
+                         ("too-much", 43, 5, -5, {}, 0)]
+        assert await credits.reconcile(listed) == Reconciliation()  # fixed once, for good
+        balances = {user: (await credits.balance(user, chat_id=user, chat_type="private")).credits
+                    for user in range(41, 47)}
+        assert balances == {41: 0, 42: 10, 43: 5, 44: 0, 45: 10, 46: 10}
+        assert await credits.audit() == []
+        # a refund now takes the credits back from the payer Telegram names, not from the receipt's sender
+        outcome = await credits.refund_payment("to-the-wrong-person", lambda user_id: asyncio.sleep(0))
+        assert (outcome.status, outcome.user_id, outcome.credits) == ("ok", 42, 10)
+    finally:
+        for engine in engines:
+            await engine.dispose()
+
+
+async def test_a_refund_racing_a_spend_leaves_the_books_right(store_engine: AsyncEngine):
+    """Issue 28: an admin's /refund read that the credits were unspent, asked Telegram, then took back what was left:
+    a job started during the round trip kept credits whose Stars went back."""
+    sessions = session_factory(store_engine)
+    policy = CreditPolicy(CATALOGUE, free_per_day=0)
+    credits = CreditService(sessions, policy)
+    jobs = JobService(sessions, deadline=timedelta(hours=1), quotas=Quotas(0, 0), credits=policy)
+    await credits.purchase(51, Pack(10, 50), "raced")
+    during: list[object] = []
+
+    async def refund_stars(user_id: int) -> None:
+        during.append(await jobs.enqueue(request(51, 1)))  # the payer starts a job while Telegram is asked
+
+    outcome = await credits.refund_payment("raced", refund_stars)
+    assert (outcome.status, outcome.user_id, outcome.credits, outcome.balance) == ("ok", 51, 10, 0)
+    [refused] = during
+    assert isinstance(refused, NotEnoughCredits)
+    assert (await credits.balance(51, chat_id=51, chat_type="private")).credits == 0
+    assert await credits.audit() == []
+
+
+async def test_a_refund_telegram_refuses_gives_the_credits_back_and_may_be_tried_again(store_engine: AsyncEngine):
+    sessions = session_factory(store_engine)
+    credits = CreditService(sessions, CreditPolicy(CATALOGUE, free_per_day=0))
+    await credits.purchase(52, Pack(10, 50), "refused-once")
+
+    async def refused(user_id: int) -> None:
+        raise RuntimeError("Telegram said no")
+
+    for _ in range(2):
+        try:
+            await credits.refund_payment("refused-once", refused)
+        except RuntimeError:
+            pass
+        assert (await credits.balance(52, chat_id=52, chat_type="private")).credits == 10
+    outcome = await credits.refund_payment("refused-once", lambda user_id: asyncio.sleep(0))
+    assert (outcome.status, outcome.credits) == ("ok", 10)
+    assert (await credits.refund_payment("refused-once", lambda user_id: asyncio.sleep(0))).status == "refunded"
+    assert await credits.audit() == []
+
+
+async def test_a_refund_recorded_but_never_made_at_telegram_is_given_back_after_a_grace(store_engine: AsyncEngine):
+    now = datetime.now(UTC)
+    clock = [now]
+    sessions = session_factory(store_engine)
+    credits = CreditService(sessions, CreditPolicy(CATALOGUE, free_per_day=0, packs=(Pack(10, 50),)),
+                            clock=lambda: clock[0])
+    await credits.purchase(53, Pack(10, 50), "crashed-mid-refund")
+    async with sessions() as session, session.begin():  # the bot stopped between taking and asking Telegram
+        await ledger.hold_payment_refund(session, "crashed-mid-refund", now=now)
+    listed = [star("crashed-mid-refund", 53)]
+    assert (await credits.reconcile(listed)).undone == []  # maybe still being asked: not yet
+    clock[0] = now + REFUND_GRACE + timedelta(seconds=1)
+    assert (await credits.reconcile(listed)).undone == ["crashed-mid-refund"]
+    assert (await credits.reconcile(listed)).undone == []
+    assert (await credits.balance(53, chat_id=53, chat_type="private")).credits == 10
     assert await credits.audit() == []

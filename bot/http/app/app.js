@@ -197,14 +197,20 @@ function redraw() {
   drawStrokes(context, getComputedStyle(document.documentElement).getPropertyValue("--paint").trim() || "#ff4081");
 }
 
+// the longest side of the photo as the bot sends it to be painted: the API takes masks of at most that size
+const MASK_SIDE = 2048;
+
 function maskPng() {
-  // the mask at the photo's own size: black, white where painted
+  // the mask at the photo's size as the bot will send it (fitted into MASK_SIDE): black, white where painted
+  const {width, height} = state.photo;
+  const scale = Math.min(1, MASK_SIDE / Math.max(width, height));
   const canvas = document.createElement("canvas");
-  canvas.width = state.photo.width;
-  canvas.height = state.photo.height;
+  canvas.width = Math.max(1, Math.round(width * scale));
+  canvas.height = Math.max(1, Math.round(height * scale));
   const context = canvas.getContext("2d");
   context.fillStyle = "#000";
   context.fillRect(0, 0, canvas.width, canvas.height);
+  context.scale(canvas.width / width, canvas.height / height);
   drawStrokes(context, "#fff");
   return canvas.toDataURL("image/png");
 }

@@ -98,7 +98,7 @@ async def pool(update: Update, context: CustomContext, call: CommandCall) -> Non
         await reply(message, tr(language, texts.POOL_GROUPS_ONLY))
         return
     words = call.args.lower().split()
-    if len(words) != 2 or words[0] not in ("add", "cap") or not (words[1].isdigit() or words[:2] == ["cap", "off"]):
+    if len(words) != 2 or words[0] not in ("add", "cap") or not (words[1].isdecimal() or words[:2] == ["cap", "off"]):
         await reply(message, tr(language, texts.POOL_USAGE))
         return
     refusal = await _refusal_of_pool(context, message, language)

@@ -67,7 +67,7 @@ async def on_resend(update: Update, context: CustomContext) -> None:
     lang = await language_for(context, update=update)
     listing = query.message if isinstance(query.message, Message) else None
     job_id = (query.data or "").partition(":")[2]
-    job = await d.people.job(int(job_id)) if job_id.isdigit() else None
+    job = await d.people.job(int(job_id)) if job_id.isdecimal() else None
     if job is None or listing is None or job.chat_id != listing.chat_id or not job.result_files:
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
         return

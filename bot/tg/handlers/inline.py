@@ -34,6 +34,7 @@ from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.context import CustomContext, Deps, deps, language_for
+from bot.tg.deliverable import can_deliver
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ STARTING = N_("🎨 {description}\n⏳ Starting…")
 OPEN_BOT = N_("Open the bot")
 PRIVATE_BUTTON = N_("This bot is private: open it")
 NO_RESULTS_BUTTON = N_("No pictures yet: make one in the bot")
+OPEN_FIRST = N_("I can only draw here for someone who has a chat with me. Open the bot, press Start, then choose "
+                "again.")
 
 
 def _generating(d: Deps) -> Operation | None:
@@ -171,7 +174,8 @@ async def on_inline_query(update: Update, context: CustomContext) -> None:
     _watch(context).saw_query()
     language = await language_for(context, update=update)
     text = query.query.strip()
-    start = int(query.offset) if query.offset.isdigit() else 0
+    # the offset is ours, but a client may send anything: "²" is a digit to isdigit() and not to int()
+    start = int(query.offset) if query.offset.isascii() and query.offset.isdigit() and len(query.offset) <= 6 else 0
     offers = _offers(d, language, text, context.bot.username) if text and start == 0 else []
     try:
         shared = await asyncio.wait_for(_shared(d, query.from_user.id, text.lower().split(), language), READ_BUDGET_S)
@@ -226,6 +230,10 @@ async def on_chosen(update: Update, context: CustomContext) -> None:
     except ArgumentError as error:
         await _edit(context, chosen.inline_message_id, tr(language, error.text))
         return
+    if not await can_deliver(context, user.id):  # before the job: no service task for a result that cannot arrive
+        await _edit(context, chosen.inline_message_id, tr(language, OPEN_FIRST),
+                    open_bot_keyboard(language, context.bot.username))
+        return
     request = JobRequest(chat_id=user.id, chat_type="private", chat_title=None, user_id=user.id,
                          username=user.username, first_name=user.first_name, reply_to_message_id=None,
                          operation=operation.name, args=args, inputs=[], language=language,
@@ -242,10 +250,11 @@ async def on_chosen(update: Update, context: CustomContext) -> None:
         log.info("job %s: queued %s from inline mode for user %s", outcome.id, operation.name, user.id)
 
 
-async def _edit(context: CustomContext, inline_message_id: str, text: str) -> None:
+async def _edit(context: CustomContext, inline_message_id: str, text: str,
+                keyboard: InlineKeyboardMarkup | None = None) -> None:
     """Turn the inline message into a short text (a refusal); a failure is logged: nothing else can tell them."""
     try:
-        await context.bot.edit_message_text(text, inline_message_id=inline_message_id)
+        await context.bot.edit_message_text(text, inline_message_id=inline_message_id, reply_markup=keyboard)
     except TelegramError as error:
         log.info("inline message not edited: %s", error)
 

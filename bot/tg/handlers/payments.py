@@ -80,8 +80,10 @@ async def on_successful_payment(update: Update, context: CustomContext) -> None:
     payment = message.successful_payment
     d = deps(context)
     pack = Pack(0, 0)
-    if message.from_user is not None:
-        pack = Pack(d.credits.credits_bought(payment.invoice_payload), payment.total_amount)
+    if message.from_user is not None and payment.currency == STARS:
+        # what the Stars paid buy, never more than the invoice's pack; the payer is the receipt's sender, and
+        # reconciliation (bot.tg.reconcile) corrects both from Telegram's own record if they ever differ
+        pack = Pack(d.credits.credits_paid(payment.invoice_payload, payment.total_amount), payment.total_amount)
     if pack.credits <= 0:
         log.error("payment %s (%s) names no pack; not credited", payment.telegram_payment_charge_id,
                   payment.invoice_payload)
