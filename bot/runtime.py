@@ -169,7 +169,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
                         client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
-                        conversations=Conversations(sessions), app_links=app_links(settings, token))
+                        conversations=Conversations(sessions), app_links=app_links(settings, token),
+                        media_links=media is not None)
             application = build_application(token, settings.telegram_api_url, deps,
                                              rate_limit=settings.telegram_rate_limit, metrics=metrics)
             # the embedded sandbox, or a service that says in its answers that it is a sandbox

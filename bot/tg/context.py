@@ -69,6 +69,8 @@ class Deps:
     conversations: Conversations | None = None
     #: the Mini App's links (None: no Mini App, PUBLIC_URL is not https)
     app_links: AppLinks | None = None
+    #: whether results can be handed to Telegram as the bot's signed media links (PUBLIC_URL is set)
+    media_links: bool = False
 
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
