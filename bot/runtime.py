@@ -53,6 +53,7 @@ from bot.startup import (
     StartupError,
     database_problem,
     free_credits_bound,
+    guest_mode,
     port_problem,
     require_token,
     shown_database,
@@ -241,7 +242,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                         Housekeeping(application, sessions, heartbeat, shared=shared).run(housekeeping_stop))
                     _announce(settings, application.bot.username, service, prices, local, balance,
                               media=media is not None, callbacks=callback_path is not None,
-                              app=deps.app_links is not None)
+                              app=deps.app_links is not None, guest=bool(application.bot.bot.supports_guest_queries))
                     if not application.bot.supports_inline_queries:
                         log.info("inline mode is off: turn it on in BotFather (/setinline) to use the bot in any chat")
                     try:
@@ -317,7 +318,8 @@ async def _probe_service(service: ServiceConnection, settings: Settings) -> Cred
 
 
 def _announce(settings: Settings, username: str, service: ServiceConnection, prices: Prices, local: str,
-              balance: Credits | None, *, media: bool, callbacks: bool, app: bool = False) -> None:
+              balance: Credits | None, *, media: bool, callbacks: bool, app: bool = False,
+              guest: bool = False) -> None:
     """The start-up summary, and a warning for each choice an operator should make on purpose."""
     sandbox = service.sandbox is not None or service.client.sandbox
     if service.sandbox is not None:
@@ -343,10 +345,11 @@ def _announce(settings: Settings, username: str, service: ServiceConnection, pri
                         *(["the Mini App (/app/)"] if app else []),
                         *(["the Telegram webhook"] if settings.webhook_mode else []),
                         *(["service callbacks"] if callbacks else [])])
-    log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)",
+    log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)"
+             "\n  guest:   %s",
              username, f"webhook at {settings.telegram_webhook_url}" if settings.webhook_mode else "long polling",
              f"{store.get_backend_name()} {shown_database(settings.database_url)}", where, who_may_use(settings),
-             free_credits_bound(settings, prices, sandbox=sandbox), local, served)
+             free_credits_bound(settings, prices, sandbox=sandbox), local, served, guest_mode(guest))
 
 
 def webhook_secret(settings: Settings) -> str:

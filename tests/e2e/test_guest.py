@@ -6,6 +6,7 @@ allowed_updates, which must name guest_message or Telegram never sends one).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -225,3 +226,15 @@ async def test_in_a_private_chat_between_two_people_nothing_lands_in_the_other_o
     message = await placeholder(telegram, query)
     await telegram.wait_for(lambda: message.photo is not None, timeout=30)
     assert media(telegram, BOB.id) == []
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_the_start_up_summary_says_whether_guest_mode_is_on(telegram, settings, caplog, enabled):
+    caplog.set_level(logging.INFO, logger="bot.runtime")
+    telegram.guest.enabled = enabled  # BotFather's switch, which getMe reports
+    running = RunningBot(settings, telegram)
+    await running.start()
+    await running.stop()
+    [summary] = [r.getMessage() for r in caplog.records if "is running" in r.getMessage()]
+    [line] = [line for line in summary.splitlines() if line.strip().startswith("guest:")]
+    assert ("on" if enabled else "off: turn it on in @BotFather") in line
