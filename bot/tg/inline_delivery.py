@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 #: the delivery error of a result with neither a file id nor a link; its failure says to open the bot
 NOT_STARTED = "the person never started the bot and PUBLIC_URL is not set"
 START_BOT = N_("The picture is ready, but I can only show it here once you have opened a chat with me (Start).")
-#: the button under the first of several pictures
-ALL_IN_BOT = (N_("All {count} picture in the bot"), N_("All {count} pictures in the bot"))
 #: an inline message holds one picture; the rest of an album goes to the person's chat with the bot only
 ALBUM_MAX = 10
 
@@ -42,7 +40,8 @@ def inline_keyboard(job: JobRecord, username: str | None, pictures: int = 1) -> 
     if not job.inputs:  # an edited photo cannot be asked for again by typing
         row.append(InlineKeyboardButton(tr(job.language, texts.FU_AGAIN),
                                         switch_inline_query_current_chat=str(job.args.get("prompt", ""))[:200]))
-    label = (ntr(job.language, *ALL_IN_BOT, pictures) if pictures > 1 else tr(job.language, OPEN_BOT))
+    label = (ntr(job.language, "All {count} picture in the bot", "All {count} pictures in the bot", pictures)
+             if pictures > 1 else tr(job.language, OPEN_BOT))
     row.append(InlineKeyboardButton(label, url=open_bot_url(username)))
     return InlineKeyboardMarkup([row])
 

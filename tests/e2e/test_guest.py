@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.config import Settings
+from bot.i18n import LANGUAGES, tr
 from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
 from tests.e2e.helpers import job_states, media, settled, wait_media
@@ -238,3 +239,17 @@ async def test_the_start_up_summary_says_whether_guest_mode_is_on(telegram, sett
     [summary] = [r.getMessage() for r in caplog.records if "is running" in r.getMessage()]
     [line] = [line for line in summary.splitlines() if line.strip().startswith("guest:")]
     assert ("on" if enabled else "off: turn it on in @BotFather") in line
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+async def test_help_tells_people_about_guest_mode_in_their_language(telegram, bot, language):
+    from bot.tg.handlers.help import GUEST_HELP
+
+    person = User(1010, "Dana", username="dana", language_code=language)
+    chat = private_chat(person)
+    telegram.user_sends(chat, person, text="/help")
+    await telegram.wait_for(lambda: any(m.text for m in telegram.sent(chat.id)))
+    [help_text] = [m.text for m in telegram.sent(chat.id) if m.text]
+    expected = tr(language, GUEST_HELP, bot=BOT, example=f"{BOT} upscale 2")
+    assert expected in help_text
+    assert language == "en" or expected != tr("en", GUEST_HELP, bot=BOT, example=f"{BOT} upscale 2")

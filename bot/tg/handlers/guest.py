@@ -62,7 +62,7 @@ CALLBACK_MAX_BYTES = 64
 WORKING = N_("⏳ {what}…")
 CHOOSE = N_("What should I do with this photo?")
 NOT_UNDERSTOOD = N_("I don't know how to do that. What should I do with this photo?")
-HOW_TO = N_("Reply to a photo with my name and what to do, for example “upscale 2”, or write my name and a "
+HOW_TO = N_("Reply to a photo with my name and what to do, for example {example}, or write my name and a "
             "description to draw it.")
 NOT_A_PHOTO = N_("I can only work on a photo: reply to a photo with my name.")
 NEEDS_PHOTO = N_("{title} needs a photo: reply to a photo with my name.")
@@ -102,6 +102,12 @@ def _named(operations: dict[str, Operation], words: str, language: str) -> tuple
         if operation.images == 1 and first and first in names:
             return operation, rest
     return None, words
+
+
+def example(operations: dict[str, Operation], username: str | None) -> str:
+    """A mention to show as an example: the bot's name and the first one-tap operation on a photo."""
+    one_tap = next_operations(operations)
+    return f"@{username} {one_tap[0][0].name} {one_tap[0][2]}".strip() if one_tap else f"@{username}"
 
 
 def _text_operation(operations: dict[str, Operation]) -> Operation | None:
@@ -145,6 +151,7 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     message, d = update.guest_message, deps(context)
     language = await language_for(context, update=update)
     keyboard = open_bot_keyboard(language, context.bot.username)
+    how_to = tr(language, HOW_TO, example=example(d.operations, context.bot.username))
     words = _words(message, context.bot.username)
     photo = _image(message) or _image(message.reply_to_message)
     reply = message.reply_to_message
@@ -154,7 +161,7 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     operation, rest = _named(d.operations, words, language)
     if photo is None:
         if not words:
-            await _answer(message, tr(language, HOW_TO), language, keyboard)
+            await _answer(message, how_to, language, keyboard)
             return
         if operation is not None:
             await _answer(message, tr(language, NEEDS_PHOTO, title=tr(language, operation.title_noun)), language,
@@ -162,7 +169,7 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
             return
         operation, rest = _text_operation(d.operations), words
         if operation is None:
-            await _answer(message, tr(language, HOW_TO), language, keyboard)
+            await _answer(message, how_to, language, keyboard)
             return
     elif operation is None:
         await _offer(context, message, photo, language, tr(language, NOT_UNDERSTOOD if words else CHOOSE))
