@@ -253,3 +253,11 @@ async def test_help_tells_people_about_guest_mode_in_their_language(telegram, bo
     expected = tr(language, GUEST_HELP, bot=BOT, example=f"{BOT} upscale 2")
     assert expected in help_text
     assert language == "en" or expected != tr("en", GUEST_HELP, bot=BOT, example=f"{BOT} upscale 2")
+
+
+async def test_a_burst_of_mentions_in_one_busy_group_is_answered_every_time(telegram, bot):
+    outside_club(telegram)
+    photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))
+    people = [User(2000 + number, f"P{number}", language_code="en") for number in range(30)]
+    queries = [telegram.guest.summon(CLUB, person, BOT, reply_to=photo) for person in people]  # more than a chat's share
+    await telegram.wait_for(lambda: all(telegram.guest.message_of(query) for query in queries), timeout=30)

@@ -15,6 +15,7 @@ without a photo: text to image, as /imagine does.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from datetime import timedelta
@@ -44,6 +45,7 @@ from bot.tg.followups import next_operations
 from bot.tg.handlers.inline import open_bot_keyboard
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import FileInput, problem_with
+from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +186,12 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
                       language, keyboard)
         return
     inline_message_id = await _answer(message, _working(operation, args, language), language, keyboard)
-    if inline_message_id is not None:
+    if inline_message_id is None:
+        return
+    # answered: Telegram takes no second answer, so handling this update again after a crash could not help
+    # either; the rest lets go of the update and its handler slot, which the next mentions' answers need
+    on_wait = ON_WAIT.get()
+    async with on_wait() if on_wait is not None else contextlib.nullcontext():
         await _queue(context, message.from_user, language, operation, args, [photo.file_id] if photo else [],
                      inline_message_id)
 
