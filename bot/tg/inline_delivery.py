@@ -60,7 +60,8 @@ class InlineDelivery:
         try:
             await self._bot.edit_message_media(InputMediaPhoto(media, caption=caption),
                                                inline_message_id=job.inline_message_id,
-                                               reply_markup=inline_keyboard(job, self._bot.username, len(results)))
+                                               reply_markup=inline_keyboard(
+                                                   job, self._bot.username, len(results) if message_ids else 1))
         except (Forbidden, BadRequest) as error:
             if not message_ids:
                 raise DeliveryError(f"inline message not edited: {error.message}") from error

@@ -90,8 +90,23 @@ async def test_upscale_as_a_reply_in_a_group_the_bot_is_not_in_edits_the_answer_
     assert size_of(message.photo) == (640, 480)
     assert any(button.get("url", "").startswith("https://t.me/aiart_test_bot") for button in buttons(message))
     assert sends_into(telegram, CLUB.id) == []  # nothing tried to write into the group
+    assert [call.status for call in telegram.calls if call.method == "answerGuestQuery"] == [200]  # answered once
     assert await settled(lambda: job_states(bot.settings), [("upscale", "delivered")]) == [("upscale", "delivered")]
     assert "Free today: 49 of 50" in await balance(telegram, private_chat(ALICE), ALICE)
+    assert await books(bot.settings) == []
+
+
+async def test_a_failure_edits_the_answer_into_one_sentence_and_gives_the_credits_back(
+        telegram, bot, sandbox, monkeypatch):
+    outside_club(telegram)
+    monkeypatch.setattr(sandbox.faults, "fails_task", lambda: True)
+    telegram.user_sends(private_chat(ALICE), ALICE, text="/start")
+    photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))
+    message = await placeholder(telegram, telegram.guest.summon(CLUB, ALICE, f"{BOT} colorize", reply_to=photo))
+    await telegram.wait_for(lambda: (message.text or "").startswith("❌"), timeout=30)
+    assert message.photo is None
+    assert await settled(lambda: job_states(bot.settings), [("colorize", "failed")]) == [("colorize", "failed")]
+    assert "Free today: 50 of 50" in await balance(telegram, private_chat(ALICE), ALICE)
     assert await books(bot.settings) == []
 
 
