@@ -57,6 +57,7 @@ from bot.startup import (
     StartupError,
     database_problem,
     free_credits_bound,
+    guest_mode,
     port_problem,
     require_token,
     shown_database,
@@ -209,7 +210,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None, *, grac
         tasks = await stack.enter_async_context(_running(loops, failures))
         _announce(settings, parts.application.bot.username, service, files.prices, local, balance,
                   media=parts.media is not None, callbacks=parts.callback_path is not None,
-                  app=parts.deps.app_links is not None)
+                  app=parts.deps.app_links is not None,
+                  guest=bool(parts.application.bot.bot.supports_guest_queries))
         await _until_stopped(stop, [*tasks, *chores])
         log.info("stopping: no new updates; finishing in-flight work (at most %.0f s)", grace)
     if failures:
@@ -362,7 +364,8 @@ async def _probe_service(service: ServiceConnection, settings: Settings) -> Cred
 
 
 def _announce(settings: Settings, username: str, service: ServiceConnection, prices: Prices, local: str,
-              balance: Credits | None, *, media: bool, callbacks: bool, app: bool = False) -> None:
+              balance: Credits | None, *, media: bool, callbacks: bool, app: bool = False,
+              guest: bool = False) -> None:
     """The start-up summary, and a warning for each choice an operator should make on purpose."""
     sandbox = service.sandbox is not None or service.client.sandbox
     if service.sandbox is not None:
@@ -388,10 +391,11 @@ def _announce(settings: Settings, username: str, service: ServiceConnection, pri
                         *(["the Mini App (/app/)"] if app else []),
                         *(["the Telegram webhook"] if settings.webhook_mode else []),
                         *(["service callbacks"] if callbacks else [])])
-    log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)",
+    log.info("bot @%s is running (%s)\n  store:   %s\n  service: %s\n  users:   %s\n  credits: %s\n  http:    %s (%s)"
+             "\n  guest:   %s",
              username, f"webhook at {settings.telegram_webhook_url}" if settings.webhook_mode else "long polling",
              f"{store.get_backend_name()} {shown_database(settings.database_url)}", where, who_may_use(settings),
-             free_credits_bound(settings, prices, sandbox=sandbox), local, served)
+             free_credits_bound(settings, prices, sandbox=sandbox), local, served, guest_mode(guest))
 
 
 def webhook_secret(settings: Settings) -> str:

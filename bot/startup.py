@@ -82,6 +82,14 @@ def free_credits_bound(settings: Settings, prices: Prices, *, sandbox: bool) -> 
     return f"{allowance}: at most {per_person * people} service tokens a day for {who}"
 
 
+def guest_mode(supported: bool | None) -> str:
+    """Whether guest mode is on (getMe's supports_guest_queries), and how to turn it on when it is off."""
+    if supported:
+        return "on: a mention of the bot as a reply to a photo, in any chat, is answered in place"
+    return ("off: turn it on in @BotFather (your bot → Mini App → Guest Mode) to answer mentions in chats the bot "
+            "is not in")
+
+
 def who_may_use(settings: Settings) -> str:
     """The allowlists in a few words."""
     if not settings.bot_allowed_users and not settings.bot_allowed_chats:

@@ -27,6 +27,7 @@ from bot.tg.context import CONTEXT_TYPES, Deps
 from bot.tg.handlers import (
     credits,
     groups,
+    guest,
     help,
     history,
     inline,
@@ -50,14 +51,15 @@ log = logging.getLogger(__name__)
 TELEGRAM_CONNECTIONS = 256
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY, Update.CHANNEL_POST,
-                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY, Update.INLINE_QUERY, Update.CHOSEN_INLINE_RESULT]
+                   Update.MY_CHAT_MEMBER, Update.PRE_CHECKOUT_QUERY, Update.INLINE_QUERY, Update.CHOSEN_INLINE_RESULT,
+                   Update.GUEST_MESSAGE]
 
 
 #: every handler module, each registered by its register(application, router), in the order their handlers are
 #: tried and their commands fill the menu: payments before the message handler (a payment is a message without
 #: text), the menu's catch-all button handler last
-HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, inline, history,
-                   groups, settings, menu)
+HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, inline, guest,
+                   history, groups, settings, menu)
 
 
 def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,

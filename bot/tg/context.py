@@ -150,6 +150,13 @@ def update_sender_id(update: Update) -> int | None:
     return sender_id(update.effective_message)
 
 
+def lane_chat_id(update: Update) -> int | None:
+    """The chat whose turn and share of updates an update takes; none for a guest mention: the bot is not in that
+    chat (a busy group would otherwise hold, or drop, everyone's mentions), and the caller's share bounds it."""
+    chat = update.effective_chat
+    return None if chat is None or update.guest_message is not None else chat.id
+
+
 def is_payment(update: Update) -> bool:
     """Whether an update moves money (a pre-checkout query, a successful payment): never dropped nor delayed."""
     if update.pre_checkout_query is not None:

@@ -35,7 +35,7 @@ from bot.metrics import Metrics
 from bot.store.db import Sessions
 from bot.store.inbox import DONE, DROPPED, HANDLING_UPDATE, NOTICE, PENDING, Handling, InboxItem, InboxRepository
 from bot.tg.answers import settle
-from bot.tg.context import FloodNotice, never_dropped, update_sender_id
+from bot.tg.context import FloodNotice, lane_chat_id, never_dropped, update_sender_id
 from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class UpdateInbox:
         """Store an update durably (once per update_id); returns once it is committed."""
         update_id = payload["update_id"]
         update = Update.de_json(payload, self._application.bot)
-        chat_id = update.effective_chat.id if update.effective_chat is not None else None
+        chat_id = lane_chat_id(update)
         sender_id = update_sender_id(update)
         if never_dropped(update):
             # counted in no share and a lane of its own: claimed at once, however busy its chat or sender

@@ -4,7 +4,8 @@ Telegram takes no upload when an inline message is edited: the media must be a f
 fetch. The picture goes first to the person's private chat with the bot, which gives them a copy there
 and the bot a file id; a person who never started the bot cannot be written to, so then the bot's own
 signed media link (bot.media, under PUBLIC_URL) is the URL. Without either, the message says to open
-the bot, and the job fails as undelivered (nothing is charged).
+the bot, and the job fails as undelivered (nothing is charged). Several pictures (a guest-mode headshot)
+go to that chat as an album; the inline message shows the first, with a button to the rest.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto
 from telegram.error import BadRequest, Forbidden, TelegramError
 
-from bot.i18n import N_, tr
+from bot.i18n import N_, ntr, tr
 from bot.jobs.notifier import Delivered, DeliveryError, Failure, FailureKind, ResultFile
 from bot.media import MediaLinks, MediaTooLarge
 from bot.operations.catalogue import Operation
@@ -28,14 +29,21 @@ log = logging.getLogger(__name__)
 #: the delivery error of a result with neither a file id nor a link; its failure says to open the bot
 NOT_STARTED = "the person never started the bot and PUBLIC_URL is not set"
 START_BOT = N_("The picture is ready, but I can only show it here once you have opened a chat with me (Start).")
+#: an inline message holds one picture; the rest of an album goes to the person's chat with the bot only
+ALBUM_MAX = 10
 
 
-def inline_keyboard(job: JobRecord, username: str | None) -> InlineKeyboardMarkup:
-    """The buttons of a delivered inline picture: draw it again (inline, in the same chat), open the bot."""
-    again = InlineKeyboardButton(tr(job.language, texts.FU_AGAIN),
-                                 switch_inline_query_current_chat=str(job.args.get("prompt", ""))[:200])
-    return InlineKeyboardMarkup([[again, InlineKeyboardButton(tr(job.language, OPEN_BOT),
-                                                              url=open_bot_url(username))]])
+def inline_keyboard(job: JobRecord, username: str | None, pictures: int = 1) -> InlineKeyboardMarkup:
+    """The buttons of a delivered inline picture: draw it again (a description's, inline in the same chat), and
+    open the bot (saying how many pictures wait there when there are several)."""
+    row = []
+    if not job.inputs:  # an edited photo cannot be asked for again by typing
+        row.append(InlineKeyboardButton(tr(job.language, texts.FU_AGAIN),
+                                        switch_inline_query_current_chat=str(job.args.get("prompt", ""))[:200]))
+    label = (ntr(job.language, "All {count} picture in the bot", "All {count} pictures in the bot", pictures)
+             if pictures > 1 else tr(job.language, OPEN_BOT))
+    row.append(InlineKeyboardButton(label, url=open_bot_url(username)))
+    return InlineKeyboardMarkup([row])
 
 
 class InlineDelivery:
@@ -48,12 +56,12 @@ class InlineDelivery:
     async def deliver(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
                       caption: str) -> Delivered:
         """Put the first result into the inline message (it holds one picture)."""
-        result = results[0]
-        message_ids, files, media = await self._file_or_link(job, result, caption)
+        message_ids, files, media = await self._file_or_link(job, results[:ALBUM_MAX], caption)
         try:
             await self._bot.edit_message_media(InputMediaPhoto(media, caption=caption),
                                                inline_message_id=job.inline_message_id,
-                                               reply_markup=inline_keyboard(job, self._bot.username))
+                                               reply_markup=inline_keyboard(
+                                                   job, self._bot.username, len(results) if message_ids else 1))
         except (Forbidden, BadRequest) as error:
             if not message_ids:
                 raise DeliveryError(f"inline message not edited: {error.message}") from error
@@ -63,13 +71,20 @@ class InlineDelivery:
             raise DeliveryError(f"inline message not edited: {error}", retry_after=10.0) from error
         return Delivered(message_ids, files)
 
-    async def _file_or_link(self, job: JobRecord, result: ResultFile,
+    async def _file_or_link(self, job: JobRecord, results: Sequence[ResultFile],
                             caption: str) -> tuple[list[int], list[dict[str, str]], str]:
-        """A file id (sent to the person's chat with the bot) or a signed link Telegram can fetch."""
+        """A file id of the first picture (all sent to the person's chat with the bot) or a signed link Telegram
+        can fetch."""
+        result = results[0]
         try:
-            sent = await self._bot.send_photo(job.chat_id, result.data, caption=caption)
-            photo = sent.photo[-1].file_id
-            return [sent.message_id], [{"id": photo, "kind": "photo"}], photo
+            if len(results) > 1:
+                sent = list(await self._bot.send_media_group(job.chat_id, [
+                    InputMediaPhoto(each.data, caption=caption if index == 0 else None)
+                    for index, each in enumerate(results)]))
+            else:
+                sent = [await self._bot.send_photo(job.chat_id, result.data, caption=caption)]
+            files = [{"id": message.photo[-1].file_id, "kind": "photo"} for message in sent if message.photo]
+            return [message.message_id for message in sent], files, files[0]["id"]
         except (Forbidden, BadRequest) as error:  # never started the bot, or blocked it
             log.info("job %s: result not sent to the person's chat (%s); using a media link", job.id, error.message)
         except TelegramError as error:

@@ -16,7 +16,7 @@ from telegram.ext import Application
 
 from bot.store.inbox import HANDLING_UPDATE, Handling
 from bot.tg.answers import settle
-from bot.tg.context import FloodNotice, is_payment, never_dropped, update_sender_id
+from bot.tg.context import FloodNotice, is_payment, lane_chat_id, never_dropped, update_sender_id
 from bot.tg.flood import CHAT_SHARE, FLOOD_QUIET_S, SENDER_SHARE
 from bot.tg.notifier import retry_seconds
 from bot.waiting import LendingSlots
@@ -189,8 +189,7 @@ class UpdateIntake:
             self._handled.add(update.update_id)
             self._settle_later(update)  # its press may have gone unanswered when the process stopped
             return
-        chat = update.effective_chat
-        chat_id = None if chat is None else chat.id
+        chat_id = lane_chat_id(update)
         sender = update_sender_id(update)
         payment = is_payment(update)
         if never_dropped(update):

@@ -27,6 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_checks import is_photo
+from tests.fakes.telegram_guest import GuestMode
 from tests.fakes.telegram_inline import InlineMode, edit_message_media, route_edits
 from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
 from tests.fakes.telegram_members import ChatMembers
@@ -121,6 +122,10 @@ class FakeTelegram:
         self._api.register("answerInlineQuery", self.inline.answer_inline_query)
         self._api.register("editMessageText", route_edits(self._api.edit_message_text, self.inline))
         self._api.register("editMessageMedia", lambda params, files: edit_message_media(self.inline, params))
+        #: guest mode (tests/fakes/telegram_guest.py): people summon the bot in chats it is not in; it answers once
+        self.guest = GuestMode(self._state, self.inline, privacy_mode=lambda: self.privacy_mode, clock=clock)
+        self._api.guest = self.guest
+        self._api.register("answerGuestQuery", self.guest.answer_guest_query)
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"

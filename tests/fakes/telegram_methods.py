@@ -47,6 +47,8 @@ class BotApi:
         self._commands: dict[str, list[dict[str, str]]] = {}
         #: inline mode, once the server attaches it (getMe reports whether it is on)
         self.inline: Any = None
+        #: guest mode, once the server attaches it (getMe reports whether it is on)
+        self.guest: Any = None
         self.members = ChatMembers(state)
         self.payments = Payments(state)
         self.profile = BotProfile()
@@ -108,6 +110,7 @@ class BotApi:
         return {**self._state.bot.to_dict(), "username": self._bot_username,
                 "can_join_groups": True, "can_read_all_group_messages": False,
                 "supports_inline_queries": self.inline is not None and self.inline.enabled,
+                "supports_guest_queries": self.guest is not None and self.guest.enabled,
                 "can_connect_to_business": False,
                 "has_main_web_app": False}
 

@@ -57,6 +57,8 @@ class TelegramState:
         self.updates: list[dict[str, Any]] = []
         self.queued: list[dict[str, Any]] = []  # every update ever queued, for a redelivery
         self.allowed_updates: frozenset[str] | None = None
+        #: groups the bot is not a member of (guest mode summons it there): every method naming them is refused
+        self.outside: set[int] = set()
         self.callback_queries: dict[str, dict[str, Any]] = {}
         #: chats whose admins turned reactions off: setMessageReaction answers REACTION_INVALID there
         self.reactions_off: set[int] = set()
@@ -89,6 +91,8 @@ class TelegramState:
         chat = self.chats.get(chat_id) if isinstance(chat_id, int) else None
         if chat is None:
             raise bad_request("chat not found")
+        if chat.id in self.outside:
+            raise ApiError(403, f"Forbidden: bot is not a member of the {chat.type} chat")
         return chat
 
     def message(self, chat_id: int, message_id: Any) -> StoredMessage | None:

@@ -10,6 +10,7 @@ from bot.i18n import N_, tr
 from bot.tg import miniapp, texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for
+from bot.tg.handlers import guest
 from bot.tg.handlers.router import Router
 from bot.tg.pairs import wait_for_more
 from bot.tg.replies import reply
@@ -17,6 +18,10 @@ from bot.tg.start import start_operation
 
 INLINE_HELP = N_("In any chat, type {bot} and a space to share your pictures, or {bot} and a description to "
                  "draw one right there.")
+GUEST_HELP = N_("In a chat I am not in, reply to a photo with {example} (or another operation): the result "
+                "appears right there.")
+GUEST_HELP_OFF = N_("Guest mode is off: turn it on in @BotFather (your bot → Mini App → Guest Mode) so people can "
+                    "reply to a photo with {bot} in any chat.")
 
 
 async def show_help(update: Update, context: CustomContext, call: CommandCall) -> None:
@@ -33,7 +38,10 @@ async def show_help(update: Update, context: CustomContext, call: CommandCall) -
     operation = d.operations.get(call.args.strip().lower()) if call.name == "start" and call.args else None
     if operation is None:
         inline = tr(language, INLINE_HELP, bot=f"@{context.bot.username}")
-        await reply(message, f"{texts.help_text(context.bot_data.router.commands(), language=language)}\n\n{inline}")
+        guest_help = _guest_help(context, language, admin=update.effective_user is not None
+                                 and update.effective_user.id in d.access.admins)
+        commands = texts.help_text(context.bot_data.router.commands(), language=language)
+        await reply(message, "\n\n".join(part for part in (commands, inline, guest_help) if part))
         return
     title, usage = tr(language, operation.title), tr(language, operation.usage)
     if operation.images == 2:
@@ -44,6 +52,14 @@ async def show_help(update: Update, context: CustomContext, call: CommandCall) -
         await reply(message, tr(language, texts.DEEP_LINK_TEXT, title=title, usage=usage))
     else:
         await reply(message, tr(language, texts.DEEP_LINK_PHOTO, title=title, usage=usage))
+
+
+def _guest_help(context: CustomContext, language: str, *, admin: bool) -> str | None:
+    """How to summon the bot as a guest while guest mode is on; while it is off, how to turn it on (admins only)."""
+    bot = f"@{context.bot.username}"
+    if context.bot.bot.supports_guest_queries:
+        return tr(language, GUEST_HELP, bot=bot, example=guest.example(deps(context).operations, context.bot.username))
+    return tr(language, GUEST_HELP_OFF, bot=bot) if admin else None
 
 
 async def _open_app(context: CustomContext, message: Message, payload: str, language: str) -> None:

@@ -12,7 +12,7 @@ from telegram.ext import Application, ApplicationHandlerStop, MessageHandler, Ty
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import CustomContext, Deps, deps, is_payment, language_for, update_sender_id
-from bot.tg.handlers import inline
+from bot.tg.handlers import guest, inline
 from bot.tg.handlers.menu import on_media, on_text
 from bot.tg.handlers.router import Router
 from bot.tg.replies import reply
@@ -56,6 +56,8 @@ async def check_access(update: Update, context: CustomContext) -> None:
             await inline.refuse_query(update)
         elif update.chosen_inline_result:
             await inline.refuse_chosen(update)
+        elif update.guest_message:  # the bot is not in that chat: only the guest answer can say it
+            await guest.refuse(update)
         elif update.callback_query:
             await update.callback_query.answer(tr(language, texts.NOT_ALLOWED), show_alert=True)
         elif chat and chat.type == ChatType.PRIVATE and update.effective_message and _refusal_due(context.bot_data.refused, update):
@@ -82,7 +84,8 @@ def _refusal_due(told: dict[int | None, float], update: Update) -> bool:
 async def send_flood_notice(application: Application, update: Update) -> None:
     """Tell a flooding chat, once per flood, that some of its messages were skipped (not refused senders)."""
     chat = update.effective_chat
-    if chat is None or chat.type == ChatType.CHANNEL or not _allowed(application.bot_data.deps, update):
+    if chat is None or chat.type == ChatType.CHANNEL or guest.is_guest(update) \
+            or not _allowed(application.bot_data.deps, update):
         return
     user = update.effective_user
     await application.bot.send_message(chat.id, tr(user.language_code if user else None, texts.FLOOD_NOTICE))
@@ -130,7 +133,8 @@ async def on_channel_post(update: Update, context: CustomContext) -> None:
 async def on_error(update: object, context: CustomContext) -> None:
     """Log handler errors (without the update's content) and tell the user something went wrong."""
     log.error("handler error: %s", type(context.error).__name__, exc_info=context.error)
-    if isinstance(update, Update) and update.effective_message and update.effective_chat:
+    if isinstance(update, Update) and update.effective_message and update.effective_chat \
+            and not guest.is_guest(update):  # the bot is not in a guest message's chat
         user = update.effective_user
         await reply(update.effective_message, tr(user.language_code if user else None, texts.HANDLER_ERROR))
 
