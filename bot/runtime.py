@@ -26,7 +26,7 @@ from bot.aiart.client import RetryPolicy
 from bot.aiart.errors import AiartError, Unauthorized
 from bot.aiart.models import Credits
 from bot.config import Settings
-from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
+from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs, parse_subscription
 from bot.credits.prices import Prices
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.app_api import MiniApp
@@ -61,6 +61,7 @@ from bot.startup import (
 from bot.store import create_engine, migrate, session_factory
 from bot.store.heartbeats import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
+from bot.tg.budget import budget_spent
 from bot.tg.context import Access, Deps
 from bot.tg.heartbeats import Heartbeat, replica_id
 from bot.tg.housekeeping import Housekeeping
@@ -149,6 +150,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
     prices = _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices)
     packs = _load("CREDIT_PACKS", settings.credit_packs, parse_packs)
+    plan = _load("CREDIT_SUBSCRIPTION", settings.credit_subscription, parse_subscription)
     catalogue = build_catalogue(styles)
     try:
         await migrate(settings.database_url)
@@ -157,7 +159,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
     engine = create_engine(settings.database_url)
     sessions = session_factory(engine)
     metrics = Metrics()
-    policy = CreditPolicy(catalogue, prices, settings.free_credits_per_day, packs)
+    policy = CreditPolicy(catalogue, prices, settings.free_credits_per_day, packs, plan, settings.free_budget)
     worker: Worker | None = None
     outcomes: list[object] = []
     try:
@@ -165,7 +167,8 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
             media = media_links(settings)
             jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s),
                               quotas=Quotas(settings.user_max_active_jobs, 0), credits=policy,
-                              on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics)
+                              on_enqueued=lambda: worker.wake() if worker else None, metrics=metrics,
+                              on_free_budget_spent=lambda: budget_spent(application, settings))
             deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=catalogue, styles=styles,
                         client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                         access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
@@ -233,7 +236,7 @@ async def run_bot(settings: Settings, stop: asyncio.Event | None = None) -> None
                     updates = (intakes[0].run(parts_stop) if settings.webhook_mode
                                else poll_while_leader(PollerLock(engine), new_intake, parts_stop))
                     parts = [asyncio.create_task(updates), asyncio.create_task(worker.run(parts_stop))]
-                    if policy.packs:  # Stars are sold: the ledger follows Telegram's record of them
+                    if policy.on_sale:  # Stars are sold: the ledger follows Telegram's record of them
                         reconciler = StarReconciler(application.bot, deps.credits, deps.languages)
                         parts.append(asyncio.create_task(reconciler.run(parts_stop)))
                     housekeeping = asyncio.create_task(
@@ -384,14 +387,14 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
 
     async def spendable(user_id: int) -> int:
         balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")  # type: ignore[union-attr]
-        return balance.credits + balance.free_left
+        return balance.credits + balance.free_left + balance.plan
 
     return MiniApp(bot_token=token, refs=deps.app_links.refs, jobs=deps.jobs, people=deps.people,
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
                    spendable=spendable if credits is not None else None, previews=previews,
-                   can_buy=bool(credits and credits.policy.packs))
+                   can_buy=bool(credits and credits.policy.on_sale))
 
 
 def media_links(settings: Settings) -> MediaLinks | None:

@@ -241,7 +241,7 @@ class AppApi:
             raise ApiError(503, "not_stored", app_texts.NOT_STORED) from None
         if isinstance(outcome, NotEnoughCredits):
             refusal = not_enough_credits(language, outcome.price, outcome.available, outcome.free_per_day,
-                                         can_buy=self.app.can_buy)
+                                         can_buy=self.app.can_buy, free_gone=outcome.free_gone)
             raise ApiError(402, "credits", refusal, rendered=True)
         if isinstance(outcome, QuotaExceeded):
             raise ApiError(429, "quota", outcome.reason)
