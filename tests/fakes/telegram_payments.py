@@ -161,7 +161,7 @@ class Payments:
             raise bad_request("CHARGE_NOT_FOUND")
         if charge.refunded_at is not None:
             raise bad_request("CHARGE_ALREADY_REFUNDED")
-        charge.refunded_at = int(time.time())
+        charge.refunded_at = max(int(time.time()), charge.date + 1)  # listed after its payment
         return True
 
     async def edit_user_star_subscription(self, params: dict[str, Any], files: Any) -> bool:
@@ -239,9 +239,10 @@ class Payments:
         subscription = self.subscriptions[subscription_id]
         if subscription.canceled_by_bot:
             raise ValueError(f"subscription {subscription_id} was cancelled: Telegram does not renew it")
+        charged_at = subscription.expires_at  # Telegram charges when the period ends (the test's clock jumps there)
         subscription.expires_at += subscription.period
         return self._charge(subscription.user, subscription.chat, subscription.amount, subscription.payload,
-                            subscription, first=False, receipt_delivered=receipt_delivered)
+                            subscription, first=False, receipt_delivered=receipt_delivered, date=charged_at)
 
     def answer_to(self, query_id: str) -> dict[str, Any] | None:
         """The bot's answer to a pre-checkout query, once it gave one."""
@@ -268,9 +269,9 @@ class Payments:
                      receipt_delivered=query.receipt_delivered)
 
     def _charge(self, user: User, chat: Chat, amount: int, payload: str, subscription: Subscription | None, *,
-                first: bool, receipt_delivered: bool) -> str:
+                first: bool, receipt_delivered: bool, date: int | None = None) -> str:
         charge_id = f"stxFake{next(self._charge_numbers):06d}{secrets.token_hex(4)}"
-        charge = Charge(charge_id, user, chat, amount, payload, int(time.time()),
+        charge = Charge(charge_id, user, chat, amount, payload, date or int(time.time()),
                         subscription_period=subscription.period if subscription else None)
         self.charges[charge_id] = charge
         receipt: dict[str, Any] = {"currency": STARS, "total_amount": amount, "invoice_payload": payload,
