@@ -259,14 +259,14 @@ class Payments:
         self.state.push_update("message", self.receipts[charge_id])
 
     def _pay(self, query: _Query) -> None:
-        invoice = query.invoice
+        invoice, now = query.invoice, int(time.time())
         subscription = None
         if invoice.get("subscription_period"):
             period = invoice["subscription_period"]
             subscription = Subscription("", query.user, query.chat, invoice["total_amount"], invoice["payload"],
-                                        period, int(time.time()) + period)
+                                        period, now + period)
         self._charge(query.user, query.chat, invoice["total_amount"], invoice["payload"], subscription, first=True,
-                     receipt_delivered=query.receipt_delivered)
+                     receipt_delivered=query.receipt_delivered, date=now)
 
     def _charge(self, user: User, chat: Chat, amount: int, payload: str, subscription: Subscription | None, *,
                 first: bool, receipt_delivered: bool, date: int | None = None) -> str:
