@@ -298,7 +298,7 @@ class Balance:
 
 
 async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, now: datetime,
-                  free_per_day: int) -> Balance:
+                  free_per_day: int, budget: int | None = None) -> Balance:
     """A user's bought credits, today's free allowance left, and the group's pool (read without locking)."""
     credits = CreditRepository(session)
     keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
@@ -307,6 +307,8 @@ async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int |
         free_per_day = 0
     topped_up = await credits.has_key(_allowance_key(user_id, now.astimezone(UTC).date()))
     free_left = accounts[("free", user_id)].balance if topped_up else max(free_per_day, 0)
+    if not topped_up and budget is not None and await free_budget.spent(credits, budget=budget, now=now):
+        free_left = accounts[("free", user_id)].balance  # today's free credits are all given: none to top up
     held = await subscription.status(session, user_id, now)
     plan_left = held.left if held is not None else 0
     if pool_chat_id is None:

@@ -91,7 +91,8 @@ class CreditService:
         """A user's credits, today's free allowance left, and this group's pool."""
         async with self._sessions() as session:
             return await ledger.balance(session, user_id=user_id, pool_chat_id=self.policy.pool_of(chat_id, chat_type),
-                                        now=self._clock(), free_per_day=self.policy.free_per_day)
+                                        now=self._clock(), free_per_day=self.policy.free_per_day,
+                                        budget=self.policy.free_budget)
 
     async def purchase(self, user_id: int, pack: Pack, charge_id: str) -> bool:
         """Add a paid pack once per charge id; False when this payment was already counted."""
