@@ -74,12 +74,12 @@ async def test_many_strangers_at_once_reach_the_budget_and_never_pass_it(databas
                                 caption="/upscale 2")
         await telegram.wait_for(lambda: all(answered(telegram, person) for person in people), 30)
         refused = [person for person in people if any(GONE in t for t in texts(telegram, person.id))]
+        # 3 + 3 + 3 + 1: four strangers got free credits, the budget's last one to the fourth; eight none
+        assert await given_today(database) == (10, 10, 10)
         await wait_text(telegram, ALICE.id, ALERT)
         await asyncio.sleep(0.5)
     finally:
         await running.stop()
-    # 3 + 3 + 3 + 1: four strangers got free credits, the budget's last one to the fourth; eight none
-    assert await given_today(database) == (10, 10, 10)
     assert len(refused) == 8
     assert all("/buy" in next(t for t in texts(telegram, person.id) if GONE in t) for person in refused)
     assert sum(ALERT in t for t in texts(telegram, ALICE.id)) == 1
@@ -126,13 +126,13 @@ async def test_three_replicas_never_give_one_free_credit_past_the_budget(tmp_pat
                     telegram.user_sends(private_chat(person), person, photo=samples.jpeg(160, 100 + number),
                                         caption=f"/upscale {2 + round_ * 2}")
             await telegram.wait_for(lambda: all(answered(telegram, person) >= 2 for person in people), 120)
+            assert await given_today(postgres_database) == (budget, budget, budget)
             await telegram.wait_for(lambda: any(ALERT in t for t in texts(telegram, ALICE.id)), 20)
             await asyncio.sleep(1.0)
         finally:
             await asyncio.gather(*(bot.close() for bot in bots))
             await balancer.stop()
     assert all(count > 0 for count in balancer.served.values()), balancer.served  # every replica took updates
-    assert await given_today(postgres_database) == (budget, budget, budget)
     assert sum(ALERT in t for t in texts(telegram, ALICE.id)) == 1
     assert any(GONE in t for person in people for t in texts(telegram, person.id))
     assert await books(settings_of(values)) == []
