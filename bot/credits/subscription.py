@@ -101,7 +101,7 @@ async def grant(session: AsyncConnection, *, user_id: int, plan: SubscriptionPla
         ended = [NewEntry(PLAN, user_id, -plan.credits, EXPIRE, charge_id=charge_id)] if expires_at <= now else []
         await credits.append([added, *ended], now=now)
         return True
-    if current is not None and account.balance > 0:
+    if current is not None:  # written even with nothing left: it marks that period's payment as over (no refund)
         await credits.append([NewEntry(PLAN, user_id, -account.balance, EXPIRE, charge_id=current.period_charge_id)],
                              now=now)
     await credits.append([added], now=now)

@@ -56,6 +56,21 @@ async def test_unused_plan_credits_end_with_their_period_and_bought_ones_stay(st
                                              first=None) == 3
     status = await credits.subscriptions.status(4)
     assert (status.charge_id, status.left, status.active(clock.now)) == ("sub-2", 3, True)
+
+    async def never_called(user_id: int) -> None:
+        raise AssertionError("no Stars go back for a period that is over")
+    # the first period ended (its last credit spent first): refunding it takes nothing from the new period
+    assert (await credits.refund_payment("sub-1", never_called)).status == "spent"
+    assert (await credits.subscriptions.status(4)).left == 3
+
+    # a period whose every credit was spent, then renewed: refunding that period takes nothing from the next
+    assert await credits.subscriptions.grant(5, "subscription:1:250", "sub-a", expires_at=clock.now + PERIOD,
+                                             first=True) == 1
+    assert not isinstance(await jobs.enqueue(request(5, 1)), NotEnoughCredits)
+    assert await credits.subscriptions.grant(5, "subscription:1:250", "sub-b", expires_at=clock.now + 2 * PERIOD,
+                                             first=False) == 1
+    assert (await credits.refund_payment("sub-a", never_called)).status == "spent"
+    assert (await credits.subscriptions.status(5)).left == 1
     assert await credits.audit() == []
 
 
