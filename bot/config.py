@@ -21,6 +21,8 @@ IdList = Annotated[frozenset[int], NoDecode]
 HostList = Annotated[frozenset[str], NoDecode]
 #: where a proxy on the bot's own host connects from
 LOOPBACK = frozenset({"127.0.0.0/8", "::1/128"})
+#: the free credits a day for everyone together when anyone may use the bot and FREE_CREDITS_DAILY_BUDGET is unset
+DEFAULT_FREE_BUDGET = 200
 
 
 class Settings(BaseSettings):
@@ -68,6 +70,10 @@ class Settings(BaseSettings):
     credit_prices_file: Path | None = None
     #: packs sold for Telegram Stars, "credits:stars" pairs, e.g. "10:50,100:400"; empty: payments are off
     credit_packs: str = ""
+    #: a monthly Telegram Stars subscription, "credits:stars" per 30 days, e.g. "300:250"; empty: no plan
+    credit_subscription: str = ""
+    #: the most free credits the whole bot gives in a UTC day; unset: 200 without an allowlist, no limit with one
+    free_credits_daily_budget: int | None = Field(default=None, ge=0)
 
     #: names this process's job leases; give each replica its own (defaults to the host name)
     worker_id: str | None = None
@@ -207,6 +213,14 @@ class Settings(BaseSettings):
         if self.trusted_proxies:
             return self.trusted_proxies
         return LOOPBACK if self.aiart_webhook_trust_forwarded else frozenset()
+
+    @property
+    def free_budget(self) -> int | None:
+        """The free credits the bot may give a day in all (None: no limit): FREE_CREDITS_DAILY_BUDGET, or
+        DEFAULT_FREE_BUDGET when anyone may use the bot."""
+        if self.free_credits_daily_budget is not None:
+            return self.free_credits_daily_budget
+        return None if self.bot_allowed_users or self.bot_allowed_chats else DEFAULT_FREE_BUDGET
 
     @property
     def webhook_mode(self) -> bool:

@@ -31,9 +31,10 @@ from bot.chats.people import PeopleService
 from bot.chats.stored_inputs import StoredInputs
 from bot.clock import utcnow
 from bot.config import Settings
-from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs
+from bot.credits import CreditPolicy, CreditService, load_prices, parse_packs, parse_subscription
 from bot.credits.packs import Pack
 from bot.credits.prices import Prices
+from bot.credits.subscription import SubscriptionPlan
 from bot.http import HttpServer, Readiness, build_app, derive_webhook_secret
 from bot.http.app_api import MiniApp
 from bot.http.app_refs import PhotoRefs
@@ -66,6 +67,7 @@ from bot.startup import (
 from bot.store import create_engine, migrate, session_factory
 from bot.store.heartbeats import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
+from bot.tg.budget import budget_spent
 from bot.tg.context import Access, Deps
 from bot.tg.heartbeats import Heartbeat, replica_id
 from bot.tg.housekeeping import Housekeeping
@@ -150,13 +152,15 @@ class Files:
     prices: Prices
     packs: tuple[Pack, ...]
     catalogue: dict[str, Operation]
+    plan: SubscriptionPlan | None
 
     @classmethod
     def load(cls, settings: Settings, extra_operations: Extra) -> Files:
         """Load them, or raise StartupError naming the setting."""
         styles = _load("STYLES_FILE", settings.styles_file, load_catalogue)
         return cls(styles, _load("CREDIT_PRICES_FILE", settings.credit_prices_file, load_prices),
-                   _load("CREDIT_PACKS", settings.credit_packs, parse_packs), build_catalogue(styles, extra_operations))
+                   _load("CREDIT_PACKS", settings.credit_packs, parse_packs), build_catalogue(styles, extra_operations),
+                   _load("CREDIT_SUBSCRIPTION", settings.credit_subscription, parse_subscription))
 
 
 @dataclass(frozen=True)
@@ -224,10 +228,13 @@ def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: Se
     """Every part of a run, each built once with all it needs."""
     sessions, metrics = session_factory(engine), Metrics()
     media, callback_path, owner = media_links(settings), service_callback_path(settings), worker_id(settings)
-    policy = CreditPolicy(files.catalogue, files.prices, settings.free_credits_per_day, files.packs)
+    policy = CreditPolicy(files.catalogue, files.prices, settings.free_credits_per_day, files.packs, files.plan,
+                          settings.free_budget)
     queued = asyncio.Event()  # the job service sets it as it queues a job: the worker looks for work at once
     jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s), credits=policy, metrics=metrics,
-                      quotas=Quotas(settings.user_max_active_jobs, 0), on_enqueued=queued.set)
+                      quotas=Quotas(settings.user_max_active_jobs, 0), on_enqueued=queued.set,
+                      # called only once updates flow, long after `application` below is built
+                      on_free_budget_spent=lambda: budget_spent(application, settings))
     deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=files.catalogue, styles=files.styles,
                 client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                 access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),
@@ -272,7 +279,7 @@ def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: Se
                           limiter=application.bot.rate_limiter if settings.telegram_rate_limit else None)
     # Stars on sale: the ledger follows Telegram's record of them
     reconciler = (StarReconciler(application.bot, deps.credits, deps.languages, admins=settings.bot_admins)
-                  if policy.packs else None)
+                  if policy.on_sale else None)
     return Parts(application, deps, worker, updates, server, heartbeat,
                  Housekeeping(application, sessions, heartbeat, shared=shared), alarm, reconciler, media, callback_path)
 
@@ -434,13 +441,13 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
 
     async def spendable(user_id: int) -> int:
         balance = await credits.balance(user_id, chat_id=user_id, chat_type="private")
-        return balance.credits + balance.free_left
+        return balance.credits + balance.free_left + balance.plan
 
     return MiniApp(bot_token=token, refs=deps.app_links.refs, jobs=deps.jobs, people=deps.people,
                    operations=deps.operations, styles=deps.styles, stored=stored, fetch_file=notifier.fetch_input,
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
-                   spendable=spendable, previews=previews, can_buy=bool(credits.policy.packs),
+                   spendable=spendable, previews=previews, can_buy=credits.policy.on_sale,
                    preparation=preparation)
 
 

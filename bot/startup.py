@@ -73,7 +73,10 @@ def free_credits_bound(settings: Settings, prices: Prices, *, sandbox: bool) -> 
     cheapest = min([prices.default, *prices.operations.values()])
     if cheapest == 0:
         return f"{allowance}; an operation priced 0 in CREDIT_PRICES_FILE makes the daily cost unbounded"
-    per_person = free // cheapest
+    return _people_bound(settings, allowance, free // cheapest) + _budget_bound(settings, cheapest)
+
+
+def _people_bound(settings: Settings, allowance: str, per_person: int) -> str:
     if settings.bot_allowed_chats or not settings.bot_allowed_users:
         return (f"{allowance}, at most {per_person} service tokens a person a day; the number of people is not "
                 "bounded (BOT_ALLOWED_USERS bounds it)")
@@ -88,6 +91,13 @@ def guest_mode(supported: bool | None) -> str:
         return "on: a mention of the bot as a reply to a photo, in any chat, is answered in place"
     return ("off: turn it on in @BotFather (your bot → Mini App → Guest Mode) to answer mentions in chats the bot "
             "is not in")
+def _budget_bound(settings: Settings, cheapest: int) -> str:
+    """The whole bot's daily cap on free credits, and its worst case in service tokens."""
+    budget = settings.free_budget
+    if budget is None:
+        return ""
+    return (f"; all together at most {budget} free credits a day (FREE_CREDITS_DAILY_BUDGET), "
+            f"at worst {budget // cheapest} service tokens a day")
 
 
 def who_may_use(settings: Settings) -> str:

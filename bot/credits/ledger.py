@@ -1,10 +1,11 @@
 """The rules of credits, as steps inside the caller's transaction (no Telegram, no commits here).
 
 Accounts: a user's bought credits ("user"), their daily free allowance ("free": topped back up to
-FREE_CREDITS_PER_DAY by the first spend of each UTC day, one "allowance" row keyed by user and day),
-and a group's pool ("pool", with a per-member daily cap). A job in a group spends from the pool first
-(within the cap), then the allowance, then bought credits; in a private chat the allowance, then
-bought credits. A job on behalf of a chat (`is_chat_identity`) spends from its group's pool alone,
+FREE_CREDITS_PER_DAY by the first spend of each UTC day, one "allowance" row keyed by user and day,
+within the whole bot's daily budget: bot.credits.budget), a subscriber's credits of the current period
+("plan": bot.credits.subscription), and a group's pool ("pool", with a per-member daily cap). A job in a group spends from the pool first
+(within the cap), then the allowance, then the plan's, then bought credits (what ends soonest goes
+first); in a private chat the same without the pool. A job on behalf of a chat (`is_chat_identity`) spends from its group's pool alone,
 counted there as one member. The cap counts a refund on the day of the reservation it returns. It reserves its price when queued (one "reserve" row per account it draws on, in
 the transaction that stores the job) and is settled when it ends, in the transaction that writes its
 final state: a "charge" row (amount 0: the reservation stands) when delivered, a "refund" row giving
@@ -27,12 +28,16 @@ from sqlalchemy import String, cast
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.expression import ColumnElement
 
+from bot.credits import budget as free_budget
+from bot.credits import subscription
 from bot.credits.packs import Pack
 from bot.store import JobRecord, JobRepository, JobState
 from bot.store.credits import AccountKey, CreditRepository, Entry, NewEntry
 
 #: the order a job draws on accounts
-SPEND_ORDER = ("pool", "free", "user")
+SPEND_ORDER = ("pool", "free", subscription.PLAN, "user")
+#: the rows that add a payment's credits: a pack's, a plan period's
+PAYMENT_GRANTS = frozenset({"purchase", subscription.GRANT})
 REFUNDED_STATES = frozenset({JobState.FAILED, JobState.EXPIRED, JobState.CANCELLED})
 
 
@@ -62,6 +67,8 @@ class Plan:
     user_id: int
     price: int
     draws: tuple[tuple[AccountKey, int], ...]
+    #: this step gave the last free credit of the day's budget (the admins are told, once)
+    budget_reached: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,9 @@ class Shortfall:
     free_per_day: int
     #: the job is on behalf of a chat (`is_chat_identity`): only a group's pool could pay for it
     pool_only: bool = False
+    #: the whole bot's free credits for today are given out (FREE_CREDITS_DAILY_BUDGET)
+    free_gone: bool = False
+    budget_reached: bool = False
 
 
 def is_chat_identity(owner_id: int) -> bool:
@@ -85,34 +95,44 @@ def is_chat_identity(owner_id: int) -> bool:
 
 
 async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, free_per_day: int,
-                            now: datetime, *, written: bool) -> int:
+                            now: datetime, *, written: bool,
+                            budget: int | None = None) -> tuple[int, free_budget.Given | None]:
     """The free allowance's balance after today's top-up (written once a day, whatever the racing;
-    `written`: the caller knows today's is, so the attempt can be spared)."""
+    `written`: the caller knows today's is, so the attempt can be spared), and what the day's budget gave."""
     if written or (free_per_day <= 0 and free <= 0):
-        return free
+        return free, None
     key = _allowance_key(user_id, now.astimezone(UTC).date())
-    [written] = await credits.append([NewEntry("free", user_id, free_per_day - free, "allowance", key=key)], now=now)
-    return free_per_day if written else free
+    top_up, given = free_per_day - free, None
+    if budget is not None and top_up > 0 and not await credits.has_key(key):
+        given = await free_budget.take(credits, user_id=user_id, wanted=top_up, budget=budget, now=now)
+        top_up = given.credits
+    [written] = await credits.append([NewEntry("free", user_id, top_up, "allowance", key=key)], now=now)
+    return (free + top_up, given) if written else (free, None)
 
 
 async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
-               free_per_day: int, allowance_written: bool = False) -> Plan | Shortfall:
+               free_per_day: int, allowance_written: bool = False, budget: int | None = None) -> Plan | Shortfall:
     """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot.
 
     Today's allowance is written as a side effect (see `allowance_day`); `allowance_written` says the
-    caller saw that committed already.
+    caller saw that committed already. `budget` caps the free credits the whole bot gives today.
     """
     credits = CreditRepository(session)
     chat_identity = is_chat_identity(user_id)
     if chat_identity and pool_chat_id is None:
         return Shortfall(price, 0, 0, pool_only=True)
-    keys = [] if chat_identity else [("user", user_id), ("free", user_id)]
+    keys = [] if chat_identity else [("user", user_id), ("free", user_id), (subscription.PLAN, user_id)]
     keys += [("pool", pool_chat_id)] if pool_chat_id is not None else []
     accounts = await credits.lock(keys, now=now)
     available = {key: account.balance for key, account in accounts.items()}
+    given = None
     if not chat_identity:
-        available[("free", user_id)] = await _top_up_allowance(credits, user_id, available[("free", user_id)],
-                                                               free_per_day, now, written=allowance_written)
+        available[("free", user_id)], given = await _top_up_allowance(
+            credits, user_id, available[("free", user_id)], free_per_day, now, written=allowance_written,
+            budget=budget)
+        available[(subscription.PLAN, user_id)] = await subscription.end_period_if_over(
+            session, credits, user_id, available[(subscription.PLAN, user_id)], now)
+    reached = given is not None and given.reached
     if pool_chat_id is not None:
         pool = accounts[("pool", pool_chat_id)]
         if pool.member_cap is not None and pool.balance > 0:
@@ -128,8 +148,11 @@ async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | No
             draws.append((key, take))
             left -= take
     if left > 0:
-        return Shortfall(price, price - left, 0 if chat_identity else free_per_day, pool_only=chat_identity)
-    return Plan(user_id, price, tuple(draws))
+        free_gone = (budget is not None and not chat_identity and available[("free", user_id)] < free_per_day
+                     and await free_budget.spent(credits, budget=budget, now=now))
+        return Shortfall(price, price - left, 0 if chat_identity else free_per_day, pool_only=chat_identity,
+                         free_gone=free_gone, budget_reached=reached)
+    return Plan(user_id, price, tuple(draws), budget_reached=reached)
 
 
 async def reserve(session: AsyncConnection, job_id: int, spending: Plan, *, now: datetime) -> None:
@@ -193,27 +216,32 @@ def refunded(rows: Sequence[Entry]) -> bool:
                                                                      for row in rows)
 
 
-def _grant(rows: Sequence[Entry]) -> tuple[int, int] | None:
-    """(user, credits) a payment gave, after any fix by reconciliation: the user it gave the most."""
+def _grant(rows: Sequence[Entry]) -> tuple[str, int, int] | None:
+    """(account kind, user, credits) a payment gave, after any fix by reconciliation: the user it gave the most."""
+    first = next((row for row in rows if row.reason in PAYMENT_GRANTS), None)
+    if first is None:
+        return None
     given: dict[int, int] = {}
     for row in rows:
-        if row.reason in ("purchase", "purchase_fix"):
+        if row.reason in PAYMENT_GRANTS or row.reason == "purchase_fix":
             given[row.owner_id] = given.get(row.owner_id, 0) + row.amount
-    if not any(row.reason == "purchase" for row in rows):
-        return None
     owner = max(given, key=lambda user: given[user])
-    return owner, max(0, given[owner])
+    return first.kind, owner, max(0, given[owner])
 
 
-async def _purchase_of(credits: CreditRepository, charge_id: str) -> tuple[tuple[int, int] | None,
+async def _purchase_of(credits: CreditRepository, charge_id: str) -> tuple[tuple[str, int, int] | None,
                                                                          PaymentRefund | None, list[Entry]]:
-    """A charge's grant (user, credits), the answer already due when it is unknown or refunded, and its rows."""
+    """A charge's grant (account kind, user, credits), the answer already due when it is unknown, refunded or a
+    plan period that ended, and its rows."""
     rows = await credits.for_charge(charge_id)
     grant = _grant(rows)
     if grant is None:
         return None, PaymentRefund("unknown"), rows
+    _, owner, amount = grant
     if refunded(rows):
-        return grant, PaymentRefund("refunded", *grant), rows
+        return grant, PaymentRefund("refunded", owner, amount), rows
+    if subscription.period_is_over(rows):  # a plan period that ended: its credits went with it
+        return grant, PaymentRefund("spent", owner, amount, 0), rows
     return grant, None, rows
 
 
@@ -223,8 +251,8 @@ async def payment_refundable(session: AsyncConnection, charge_id: str) -> Paymen
     grant, answer, _ = await _purchase_of(credits, charge_id)
     if answer is not None or grant is None:
         return answer or PaymentRefund("unknown")
-    owner, amount = grant
-    account = (await credits.accounts([("user", owner)]))[("user", owner)]
+    kind, owner, amount = grant
+    account = (await credits.accounts([(kind, owner)]))[(kind, owner)]
     if account.balance < amount:
         return PaymentRefund("spent", owner, amount, account.balance)
     return PaymentRefund("ok", owner, amount, account.balance - amount)
@@ -241,11 +269,11 @@ async def hold_payment_refund(session: AsyncConnection, charge_id: str, *, now: 
     grant, answer, rows = await _purchase_of(credits, charge_id)
     if answer is not None or grant is None:
         return answer or PaymentRefund("unknown")
-    owner, amount = grant
-    account = (await credits.lock([("user", owner)], now=now))[("user", owner)]
+    kind, owner, amount = grant
+    account = (await credits.lock([(kind, owner)], now=now))[(kind, owner)]
     if account.balance < amount:
         return PaymentRefund("spent", owner, amount, account.balance)
-    await credits.append([NewEntry("user", owner, -amount, "payment_refund", key=_refund_key(charge_id, rows),
+    await credits.append([NewEntry(kind, owner, -amount, "payment_refund", key=_refund_key(charge_id, rows),
                                    charge_id=charge_id)], now=now)
     return PaymentRefund("ok", owner, amount, account.balance - amount)
 
@@ -264,8 +292,8 @@ async def undo_payment_refund(session: AsyncConnection, charge_id: str, *, now: 
         return 0
     taken = [row for row in rows if row.reason == "payment_refund"][-1]
     undone = sum(row.reason == "refund_undone" for row in rows)
-    await credits.lock([("user", taken.owner_id)], now=now)
-    [added] = await credits.append([NewEntry("user", taken.owner_id, -taken.amount, "refund_undone",
+    await credits.lock([(taken.kind, taken.owner_id)], now=now)
+    [added] = await credits.append([NewEntry(taken.kind, taken.owner_id, -taken.amount, "refund_undone",
                                              key=f"payment-refund-undone:{charge_id}:{undone}",
                                              charge_id=charge_id)], now=now)
     return -taken.amount if added else 0
@@ -279,12 +307,13 @@ async def take_back_payment(session: AsyncConnection, charge_id: str, *, now: da
     """
     credits = CreditRepository(session)
     grant, answer, rows = await _purchase_of(credits, charge_id)
-    if answer is not None or grant is None:
+    if grant is None or (answer is not None and answer.status != "spent"):
         return answer or PaymentRefund("unknown")
-    owner, amount = grant
-    account = (await credits.lock([("user", owner)], now=now))[("user", owner)]
-    taken = min(amount, account.balance)
-    await credits.append([NewEntry("user", owner, -taken, "payment_refund", key=_refund_key(charge_id, rows),
+    kind, owner, amount = grant
+    account = (await credits.lock([(kind, owner)], now=now))[(kind, owner)]
+    # a plan period that ended has nothing left to take: the refund is recorded all the same
+    taken = 0 if answer is not None else min(amount, account.balance)
+    await credits.append([NewEntry(kind, owner, -taken, "payment_refund", key=_refund_key(charge_id, rows),
                                    charge_id=charge_id)], now=now)
     return PaymentRefund("ok", owner, taken, account.balance - taken)
 
@@ -386,10 +415,12 @@ class Balance:
     pool_cap: int | None = None
     #: what the user may still take from the pool today
     pool_left: int | None = None
+    #: the plan's credits left in its current period (bot.credits.subscription)
+    plan: int = 0
 
 
 async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, now: datetime,
-                  free_per_day: int) -> Balance:
+                  free_per_day: int, budget: int | None = None) -> Balance:
     """A user's bought credits, today's free allowance left, and the group's pool (read without locking)."""
     credits = CreditRepository(session)
     keys = [("user", user_id), ("free", user_id)] + ([("pool", pool_chat_id)] if pool_chat_id is not None else [])
@@ -398,14 +429,19 @@ async def balance(session: AsyncConnection, *, user_id: int, pool_chat_id: int |
         free_per_day = 0
     topped_up = await credits.has_key(_allowance_key(user_id, now.astimezone(UTC).date()))
     free_left = accounts[("free", user_id)].balance if topped_up else max(free_per_day, 0)
+    if not topped_up and budget is not None and await free_budget.spent(credits, budget=budget, now=now):
+        free_left = accounts[("free", user_id)].balance  # today's free credits are all given: none to top up
+    held = await subscription.status(session, user_id, now)
+    plan_left = held.left if held is not None else 0
     if pool_chat_id is None:
-        return Balance(accounts[("user", user_id)].balance, free_left, free_per_day)
+        return Balance(accounts[("user", user_id)].balance, free_left, free_per_day, plan=plan_left)
     pool = accounts[("pool", pool_chat_id)]
     left = pool.balance
     if pool.member_cap is not None:
         used = await credits.pool_spent_since(pool_chat_id, user_id, day_start(now))
         left = min(left, max(0, pool.member_cap - used))
-    return Balance(accounts[("user", user_id)].balance, free_left, free_per_day, pool.balance, pool.member_cap, left)
+    return Balance(accounts[("user", user_id)].balance, free_left, free_per_day, pool.balance, pool.member_cap, left,
+                   plan_left)
 
 
 async def history(session: AsyncConnection, user_id: int, *, limit: int = 50) -> list[Entry]:

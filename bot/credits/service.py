@@ -9,9 +9,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.clock import utcnow
-from bot.credits import ledger
+from bot.credits import ledger, subscription
 from bot.credits.packs import Pack, credits_in, pack_of, stars_in
 from bot.credits.prices import Prices
+from bot.credits.subscription import SubscriptionPlan
 from bot.operations.catalogue import Operation
 from bot.store.credits import CreditRepository, Entry
 from bot.store.db import Sessions, reading
@@ -30,6 +31,9 @@ class StarPayment:
     refunded: bool = False
     #: the payer's Telegram app language, when Telegram says
     language: str | None = None
+    #: when Telegram made it, and for a subscription's payment the period it pays for (seconds)
+    date: datetime | None = None
+    subscription_period: int | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,15 @@ class CreditPolicy:
     prices: Prices = field(default_factory=Prices)
     free_per_day: int = 0
     packs: tuple[Pack, ...] = field(default_factory=tuple)
+    #: the monthly plan on sale (CREDIT_SUBSCRIPTION), if any
+    subscription: SubscriptionPlan | None = None
+    #: the most free credits the whole bot gives a day (None: no limit)
+    free_budget: int | None = None
+
+    @property
+    def on_sale(self) -> bool:
+        """Whether credits can be bought: packs or the plan."""
+        return bool(self.packs) or self.subscription is not None
 
     def price(self, operation: str, args: Mapping[str, Any]) -> int:
         """What a job of `operation` with `args` costs (0 for an operation no longer offered)."""
@@ -85,12 +98,14 @@ class CreditService:
         self._sessions = sessions
         self.policy = policy
         self._clock = clock
+        self.subscriptions = SubscriptionService(sessions, policy, clock=clock)
 
     async def balance(self, user_id: int, *, chat_id: int, chat_type: str) -> ledger.Balance:
         """A user's credits, today's free allowance left, and this group's pool."""
         async with self._sessions() as session:
             return await ledger.balance(session, user_id=user_id, pool_chat_id=self.policy.pool_of(chat_id, chat_type),
-                                        now=self._clock(), free_per_day=self.policy.free_per_day)
+                                        now=self._clock(), free_per_day=self.policy.free_per_day,
+                                        budget=self.policy.free_budget)
 
     async def purchase(self, user_id: int, pack: Pack, charge_id: str) -> bool:
         """Add a paid pack once per charge id; False when this payment was already counted."""
@@ -197,3 +212,56 @@ class CreditService:
         """What is wrong with the books (empty: every balance and job adds up)."""
         async with self._sessions() as session:
             return await ledger.audit(session)
+
+
+
+# ---- the monthly plan (CREDIT_SUBSCRIPTION) ----------------------------------------------------------
+
+
+class SubscriptionService:
+    """Subscriptions for the handlers and reconciliation; each call commits its own transaction."""
+
+    def __init__(self, sessions: Sessions, policy: CreditPolicy, *,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self._sessions = sessions
+        self.plan = policy.subscription
+        self._clock = clock
+
+    async def grant(self, user_id: int, payload: str, charge_id: str, *, expires_at: datetime,
+                    first: bool | None) -> int:
+        """Add a paid period's credits once per charge id: how many (0 when counted already or no plan named)."""
+        plan = subscription.plan_in(payload)
+        if plan is None:
+            return 0
+        async with self._sessions() as session, session.begin():
+            added = await subscription.grant(session, user_id=user_id, plan=plan, charge_id=charge_id,
+                                             expires_at=expires_at, first=first, now=self._clock())
+        return plan.credits if added else 0
+
+    async def status(self, user_id: int) -> subscription.SubscriptionStatus | None:
+        """A user's subscription, its period and the plan credits left in it."""
+        async with reading(self._sessions) as session:
+            return await subscription.status(session, user_id, self._clock())
+
+    async def set_canceled(self, user_id: int, canceled: bool) -> None:
+        """Record that renewal was stopped or allowed again (Telegram agreed first)."""
+        async with self._sessions() as session, session.begin():
+            await subscription.set_canceled(session, user_id, canceled, self._clock())
+
+    async def reconcile(self, payments: Iterable[StarPayment]) -> list[Recovered]:
+        """Add the periods of subscription payments the bot never saw (not refunded ones), oldest first, once."""
+        paid = sorted((payment for payment in payments if subscription.is_subscription(payment.payload)
+                       and not payment.refunded and payment.date is not None),
+                      key=lambda payment: (payment.date, payment.charge_id))
+        async with reading(self._sessions) as session:
+            known = await ledger.payments_recorded(session, [payment.charge_id for payment in paid])
+        recovered = []
+        for payment in paid:
+            if subscription.GRANT in known.get(payment.charge_id, set()):
+                continue
+            period = timedelta(seconds=payment.subscription_period or subscription.PERIOD.total_seconds())
+            credits = await self.grant(payment.user_id, payment.payload, payment.charge_id,
+                                       expires_at=payment.date + period, first=None)
+            if credits:
+                recovered.append(Recovered(payment.charge_id, payment.user_id, credits, payment.language))
+        return recovered

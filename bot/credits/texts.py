@@ -7,6 +7,7 @@ from bot.i18n import N_, ntr, tr
 NOT_ENOUGH_CREDITS = N_("Not enough credits: this costs {price}, and you can spend {available} now.")
 MORE_BY_BUYING = N_("Buy more with /buy.")
 MORE_FROM_OPERATOR = N_("Ask the bot's operator for more.")
+FREE_GONE = N_("Today's free credits for everyone are all given out; more come tomorrow.")
 
 
 def cost_note(language: str, credits: int) -> str:
@@ -14,12 +15,16 @@ def cost_note(language: str, credits: int) -> str:
     return ntr(language, "{count} credit", "{count} credits", credits)
 
 
-def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool) -> str:
-    """The refusal of a job its user cannot pay for, with how to get more."""
+def not_enough_credits(language: str, price: int, available: int, free_per_day: int, *, can_buy: bool,
+                       free_gone: bool = False) -> str:
+    """The refusal of a job its user cannot pay for, with how to get more (`free_gone`: the day's free
+    credits budget is all given)."""
     parts = [tr(language, NOT_ENOUGH_CREDITS, price=cost_note(language, price), available=available)]
+    if free_gone:
+        parts.append(tr(language, FREE_GONE))
     if can_buy:
         parts.append(tr(language, MORE_BY_BUYING))
-    if free_per_day > 0:
+    if free_per_day > 0 and not free_gone:
         parts.append(ntr(language, "Tomorrow you get {count} free credit again.",
                          "Tomorrow you get {count} free credits again.", free_per_day))
     if not can_buy and free_per_day <= 0:

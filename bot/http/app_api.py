@@ -256,7 +256,7 @@ class AppApi:
         """The answer for a job the job system will not take: credits, or limits."""
         if isinstance(outcome, NotEnoughCredits):
             refusal = not_enough_credits(caller.language, outcome.price, outcome.available, outcome.free_per_day,
-                                         can_buy=self.app.can_buy)
+                                         can_buy=self.app.can_buy, free_gone=outcome.free_gone)
             return ApiError(402, "credits", refusal, rendered=True)
         return ApiError(429, "quota", outcome.reason)
 

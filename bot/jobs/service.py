@@ -81,6 +81,8 @@ class NotEnoughCredits:
     free_per_day: int
     #: the job is on behalf of a chat, which only a group's pool may pay for
     pool_only: bool = False
+    #: the whole bot's free credits for today are given out (FREE_CREDITS_DAILY_BUDGET)
+    free_gone: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class JobService:
     def __init__(self, sessions: Sessions, *, deadline: timedelta,
                  quotas: Quotas = Quotas(), credits: CreditPolicy | None = None,
                  on_enqueued: Callable[[], None] | None = None,
+                 on_free_budget_spent: Callable[[], None] | None = None,
                  clock: Callable[[], datetime] = utcnow, metrics: Metrics | None = None) -> None:
         self._sessions = sessions
         self._metrics = metrics
@@ -104,6 +107,8 @@ class JobService:
         self._quotas = quotas
         self._credits = credits
         self._on_enqueued = on_enqueued
+        #: called once a day, by the replica whose job took the last free credit of the day's budget
+        self._on_free_budget_spent = on_free_budget_spent
         self._clock = clock
         # updates are handled concurrently: within this process, one check-and-store at a time
         self._quota_lock = asyncio.Lock()
@@ -197,16 +202,20 @@ class JobService:
                     spending = await ledger.plan(
                         session, user_id=request.user_id, price=price, now=now,
                         pool_chat_id=self._credits.pool_of(request.chat_id, request.chat_type),
-                        free_per_day=self._credits.free_per_day, allowance_written=allowance in self._allowances)
+                        free_per_day=self._credits.free_per_day, allowance_written=allowance in self._allowances,
+                        budget=self._credits.free_budget)
                 if isinstance(spending, Shortfall):
                     outcome: JobRecord | NotEnoughCredits = NotEnoughCredits(
-                        spending.price, spending.available, spending.free_per_day, spending.pool_only)
+                        spending.price, spending.available, spending.free_per_day, spending.pool_only,
+                        spending.free_gone)
                 else:
                     outcome = await self._store(session, request, now, price if spending else 0, spending,
                                                 touch_chat=touch_chat, touch_user=touch_user)
             # committed: the allowance is written for good, the chat and user are up to date
             if allowance is not None:
                 self._remember_allowance(allowance)
+            if spending is not None and spending.budget_reached and self._on_free_budget_spent is not None:
+                self._on_free_budget_spent()
             if isinstance(outcome, NotEnoughCredits):
                 return outcome
             job = outcome

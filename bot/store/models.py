@@ -215,7 +215,8 @@ class ChatSend(Base):
 
 
 class CreditAccount(Base):
-    """A balance of credits: a user's bought ones ("user"), their daily free allowance ("free"), a group's pool ("pool").
+    """A balance of credits: a user's bought ones ("user"), their daily free allowance ("free"), a group's pool
+    ("pool"), a subscriber's credits of the current period ("plan"), the free credits given on a day ("budget").
 
     `balance` always equals the sum of the account's ledger rows: both change in one transaction.
     """
@@ -250,7 +251,8 @@ class CreditEntry(Base):
     owner_id: Mapped[int] = mapped_column(BigInteger)
     amount: Mapped[int] = mapped_column(BigInteger)
     #: reserve, charge, refund (a job's); purchase, purchase_fix, payment_refund, refund_undone; allowance; pool_in,
-    #: pool_out
+    #: pool_out; subscription, plan_expire (a plan's credits for a period, and what was left of them at its end);
+    #: free_given (on the day's "budget" account: the free credits the bot gave that day)
     reason: Mapped[str] = mapped_column(String(16))
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     #: Telegram's telegram_payment_charge_id of the payment this row belongs to
@@ -261,6 +263,25 @@ class CreditEntry(Base):
     #: day's allowance); None for rows that may repeat (an admin's transfers)
     key: Mapped[str | None] = mapped_column(String(255), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Subscription(Base):
+    """A user's monthly Stars subscription (CREDIT_SUBSCRIPTION): the period paid for and whether it renews."""
+
+    __tablename__ = "subscriptions"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    #: the charge id of its first payment, which names it to editUserStarSubscription
+    charge_id: Mapped[str] = mapped_column(String(255))
+    #: the charge id of the payment of the current period (its credits are in the user's "plan" account)
+    period_charge_id: Mapped[str] = mapped_column(String(255))
+    credits: Mapped[int] = mapped_column(BigInteger)
+    stars: Mapped[int] = mapped_column(Integer)
+    #: when the current period ends: its unused credits end with it
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: renewal stopped through the bot (editUserStarSubscription)
+    canceled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 # Core handles on the tables: the repositories work with rows, not tracked ORM objects.
@@ -302,3 +323,4 @@ replicas_table = cast(Table, Replica.__table__)
 chat_sends_table = cast(Table, ChatSend.__table__)
 accounts_table = cast(Table, CreditAccount.__table__)
 ledger_table = cast(Table, CreditEntry.__table__)
+subscriptions_table = cast(Table, Subscription.__table__)

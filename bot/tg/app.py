@@ -37,7 +37,9 @@ from bot.tg.handlers import (
     messages,
     operations,
     payments,
+    plan_payments,
     settings,
+    subscription,
 )
 from bot.tg.handlers import followups as followup_buttons
 from bot.tg.handlers.router import Router
@@ -56,10 +58,10 @@ ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY,
 
 
 #: every handler module, each registered by its register(application, router), in the order their handlers are
-#: tried and their commands fill the menu: payments before the message handler (a payment is a message without
-#: text), the menu's catch-all button handler last
-HANDLER_MODULES = (payments, messages, operations, jobs, language, help, credits, followup_buttons, inline, guest,
-                   history, groups, settings, menu)
+#: tried and their commands fill the menu: payments (the plan's, then the packs') before the message handler (a
+#: payment is a message without text), the menu's catch-all button handler last
+HANDLER_MODULES = (plan_payments, payments, messages, operations, jobs, language, help, credits, subscription,
+                   followup_buttons, inline, guest, history, groups, settings, menu)
 
 
 def build_application(token: str, api_url: str, deps: Deps, *, rate_limit: bool = True,

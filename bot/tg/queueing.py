@@ -85,9 +85,10 @@ async def queue(context: CustomContext, operation: Operation, args: dict, source
         await show(source, tr(request.language, texts.POOL_ONLY_FOR_CHATS), editable)
         return False
     if isinstance(outcome, NotEnoughCredits):
-        can_buy = bool(d.credits and d.credits.policy.packs)
+        can_buy = bool(d.credits and d.credits.policy.on_sale)
         await show(source, not_enough_credits(request.language, outcome.price, outcome.available,
-                                              outcome.free_per_day, can_buy=can_buy), editable)
+                                              outcome.free_per_day, can_buy=can_buy,
+                                              free_gone=outcome.free_gone), editable)
         return False
     if isinstance(outcome, QuotaExceeded):
         await show(source, texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language), editable)

@@ -49,16 +49,19 @@ async def star_payments(bot: Bot) -> list[StarPayment]:
         page = (await bot.get_star_transactions(offset=offset, limit=PAGE)).transactions
         for transaction in page:
             if isinstance(transaction.source, TransactionPartnerUser) and transaction.source.invoice_payload:
-                user = transaction.source.user
-                paid[transaction.id] = StarPayment(transaction.id, user.id, transaction.amount,
-                                                   transaction.source.invoice_payload, language=user.language_code)
+                user, period = transaction.source.user, transaction.source.subscription_period
+                paid[transaction.id] = StarPayment(
+                    transaction.id, user.id, transaction.amount, transaction.source.invoice_payload,
+                    language=user.language_code, date=transaction.date,
+                    subscription_period=int(period.total_seconds()) if period is not None else None)
             elif isinstance(transaction.receiver, TransactionPartnerUser):
                 refunded.add(transaction.id)  # a refund carries the id of the payment it returns
         if len(page) < PAGE:
             break
         offset += len(page)
     return [StarPayment(payment.charge_id, payment.user_id, payment.stars, payment.payload,
-                        refunded=payment.charge_id in refunded, language=payment.language)
+                        refunded=payment.charge_id in refunded, language=payment.language, date=payment.date,
+                        subscription_period=payment.subscription_period)
             for payment in paid.values()]
 
 
@@ -76,7 +79,9 @@ class StarReconciler:
     async def once(self) -> Reconciliation:
         """Read Telegram's record, correct the ledger, tell each payer whose payment it credited and the admins
         what else it changed."""
-        done = await self._credits.reconcile(await star_payments(self._bot))
+        payments = await star_payments(self._bot)
+        done = await self._credits.reconcile(payments)
+        done.recovered += await self._credits.subscriptions.reconcile(payments)  # the plan's periods, beside the packs
         for payment in done.recovered:
             log.warning("payment %s had not reached the bot: %d credits added for user %s",
                         payment.charge_id, payment.credits, payment.user_id)

@@ -15,7 +15,7 @@ from bot.chats.people import PeopleService
 from bot.store import ACTIVE_STATES
 from bot.tg import followups, keyboards
 from bot.tg.flood import CHAT_SHARE
-from bot.tg.handlers import history, language, payments, settings
+from bot.tg.handlers import history, language, payments, settings, subscription
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.helpers import job_states
 from tests.fakes import samples
@@ -27,7 +27,8 @@ pytestmark = pytest.mark.timeout(180)
 
 #: every callback-data prefix the bot builds, from the modules that build them
 PREFIXES = {keyboards.MENU_PREFIX, keyboards.STYLE_PREFIX, keyboards.PICK_PREFIX, followups.PREFIX, history.PREFIX,
-            settings.PREFIX, language.PREFIX, payments.BUY_PREFIX.rstrip(":")}
+            settings.PREFIX, language.PREFIX, payments.BUY_PREFIX.rstrip(":"), subscription.PLAN_PREFIX.rstrip(":"),
+            subscription.STATUS_PREFIX}
 #: a user outside BOT_ALLOWED_USERS
 CAROL = User(1003, "Carol")
 #: users who each press one button of the photo menu in their own chat
@@ -91,7 +92,8 @@ async def send_as_the_bot(telegram: FakeTelegram, chat_id: int, text: str, keybo
 async def test_every_press_is_answered_exactly_once(tmp_path, telegram, sandbox, monkeypatch):
     allowed = ",".join(str(user.id) for user in [ALICE, BOB, *MENU_USERS])
     values = bot_settings(telegram, sandbox, sqlite_url(tmp_path / "bot.db"), worker_id="answers",
-                          bot_admins=ALICE.id, bot_allowed_users=allowed, credit_packs="10:50")
+                          bot_admins=ALICE.id, bot_allowed_users=allowed, credit_packs="10:50",
+                          credit_subscription="300:250")
     bot = InProcessBot(settings_of(values), telegram)
     presser = Presser(telegram, settings_of(values))
     alice, club = private_chat(ALICE), group(-100777, "Answer club")

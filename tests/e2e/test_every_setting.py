@@ -28,8 +28,8 @@ POLLING = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_API_URL", "TELEGRAM_RATE_LIMIT", "AIA
            "AIART_STATIC_URL", "AIART_RESULT_HOSTS", "AIART_WEBHOOK_PATH", "AIART_WEBHOOK_IPS",
            "AIART_WEBHOOK_TRUST_FORWARDED", "TRUSTED_PROXIES", "IMAGE_HANDOFF", "SERVICE_CONCURRENCY", "JOB_DEADLINE_S", "POLL_POLICY",
            "POLL_TIME_SCALE", "BOT_ADMINS", "BOT_ALLOWED_USERS", "BOT_ALLOWED_CHATS", "FREE_CREDITS_PER_DAY",
-           "CREDIT_PRICES_FILE", "CREDIT_PACKS", "USER_MAX_ACTIVE_JOBS", "DATABASE_URL", "WORKER_ID", "HTTP_HOST",
-           "HTTP_PORT", "PUBLIC_URL", "MEDIA_SECRET", "MEDIA_TTL_S", "LOG_LEVEL", "RESULT_DOWNLOAD_CONCURRENCY",
+           "CREDIT_PRICES_FILE", "CREDIT_PACKS", "CREDIT_SUBSCRIPTION", "FREE_CREDITS_DAILY_BUDGET",
+           "USER_MAX_ACTIVE_JOBS", "DATABASE_URL", "WORKER_ID", "HTTP_HOST", "HTTP_PORT", "PUBLIC_URL", "MEDIA_SECRET", "MEDIA_TTL_S", "LOG_LEVEL", "RESULT_DOWNLOAD_CONCURRENCY",
            "IMAGE_PREPARE_CONCURRENCY", "IMAGE_PREPARE_MEGAPIXELS", "STYLES_FILE", "PREVIEWS_DIR")
 WEBHOOK = ("TELEGRAM_WEBHOOK_URL", "TELEGRAM_WEBHOOK_SECRET", "UPDATE_LEASE_S")
 EMBEDDED_SANDBOX = ("SANDBOX_TASK_SECONDS", "SANDBOX_CREDITS")
@@ -81,6 +81,7 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
         image_handoff="upload", service_concurrency=2, job_deadline_s=600, poll_policy="fixed:0.3",
         poll_time_scale=0.5, bot_admins="1003", bot_allowed_users=str(ALICE.id), bot_allowed_chats="-100777",
         free_credits_per_day=7, credit_prices_file=tmp_path / "prices.json", credit_packs="10:50",
+        credit_subscription="300:250", free_credits_daily_budget=30,
         user_max_active_jobs=2, worker_id="chosen-worker", http_host=host, http_port=port,
         public_url=f"http://{host}:{port}", media_secret="a-media-secret-of-32-characters!", media_ttl_s=120,
         log_level="WARNING", result_download_concurrency=2, image_prepare_concurrency=1,
@@ -92,6 +93,8 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     try:
         telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
         [result] = await wait_media(telegram, alice_chat.id)
+        telegram.user_sends(alice_chat, ALICE, text="/buy")
+        offer = await wait_text(telegram, alice_chat.id, "in the plan")  # CREDIT_SUBSCRIPTION
         async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as http:
             health = await http.get("/healthz")
             callback = {"taskId": "0" * 32, "status": 1}
@@ -104,6 +107,7 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     # AIART_WEBHOOK_PATH, AIART_WEBHOOK_IPS, TRUSTED_PROXIES: the sender a loopback proxy forwarded is judged
     assert (from_inside.status_code, from_outside.status_code) == (200, 403)
     assert result.caption.endswith("· 2 credits")  # CREDIT_PRICES_FILE
+    assert "0.83 ⭐ in the plan" in offer  # CREDIT_SUBSCRIPTION=300:250 beside CREDIT_PACKS=10:50
     service_calls = [r for r in sandbox.received if r.path.startswith("/v1/")]
     assert all(r.headers["authorization"] == f"Bearer {SERVICE_KEY}" for r in service_calls)  # AIART_API_KEY
     assert any(r.path == "/v1/upload/sign" for r in service_calls)  # IMAGE_HANDOFF=upload
@@ -111,6 +115,8 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     assert sandbox.base_url in summary  # AIART_BASE_URL
     assert "1 listed user and those in 1 listed chat and 1 admin" in summary  # the allowlists and admins
     assert "7 a person a day" in summary and "service tokens a person a day" in summary  # FREE_CREDITS_PER_DAY
+    # FREE_CREDITS_DAILY_BUDGET: its worst case at 2 credits an image
+    assert "at most 30 free credits a day (FREE_CREDITS_DAILY_BUDGET), at worst 15 service tokens a day" in summary
     assert "media links" in summary and "service callbacks" in summary  # PUBLIC_URL, AIART_WEBHOOK_PATH
 
 

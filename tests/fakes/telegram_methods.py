@@ -80,6 +80,8 @@ class BotApi:
             "answerPreCheckoutQuery": self.payments.answer_pre_checkout_query,
             "refundStarPayment": self.payments.refund_star_payment,
             "getStarTransactions": self.payments.get_star_transactions,
+            "createInvoiceLink": self.payments.create_invoice_link,
+            "editUserStarSubscription": self.payments.edit_user_star_subscription,
             "setChatMenuButton": self.menu_buttons.set_chat_menu_button,
             "getChatMenuButton": self.menu_buttons.get_chat_menu_button,
             "savePreparedInlineMessage": self.prepared.save_prepared_inline_message,

@@ -13,9 +13,9 @@ from tests.fakes.telegram_models import ApiError, bad_request
 
 _INT_PARAMS = frozenset({
     "chat_id", "message_id", "reply_to_message_id", "offset", "limit", "timeout", "user_id",
-    "cache_time", "message_thread_id", "from_chat_id",
+    "cache_time", "message_thread_id", "from_chat_id", "subscription_period",
 })
-_BOOL_PARAMS_PAYMENTS = frozenset({"ok"})
+_BOOL_PARAMS_PAYMENTS = frozenset({"ok", "is_canceled"})
 _BOOL_PARAMS = frozenset({
     "disable_notification", "protect_content", "allow_sending_without_reply", "show_alert",
     "drop_pending_updates", "disable_web_page_preview", "has_spoiler", "is_big",

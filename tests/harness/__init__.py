@@ -114,8 +114,9 @@ def bot_settings(telegram: FakeTelegram, sandbox: Sandbox | None = None, databas
     """
     values = {"TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_URL": telegram.url, "HTTP_HOST": "127.0.0.1",
               "HTTP_PORT": str(http_port if http_port is not None else free_port() if webhook else 0),
-              # the tests' people make more than the operator's small default allows a day
-              "FREE_CREDITS_PER_DAY": "50"}
+              # the tests' people make more than the operator's small default allows a day, and more of them
+              # than the whole bot's default daily budget of free credits would serve
+              "FREE_CREDITS_PER_DAY": "50", "FREE_CREDITS_DAILY_BUDGET": str(10**12)}
     if webhook:
         telegram.webhook.allow_http_loopback = True  # the explicit switch: Telegram itself wants HTTPS
         values["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{values['HTTP_PORT']}{WEBHOOK_PATH}"

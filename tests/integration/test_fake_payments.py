@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dtm
 from collections.abc import AsyncIterator
 
 import pytest
@@ -101,3 +102,58 @@ async def test_a_lost_receipt_is_charged_and_listed_and_the_bot_reads_every_page
     assert [payment.charge_id for payment in payments if payment.refunded] == [receipts[0]]
     assert {(payment.user_id, payment.stars, payment.payload) for payment in payments} == {
         (ALICE.id, 50, "credits:10:50")}
+
+
+async def link(bot: telegram.Bot, **changes: object) -> str:
+    fields: dict = {"title": "300 credits a month", "description": "Credits every 30 days",
+                    "payload": "subscription:300:250", "currency": "XTR", "prices": [LabeledPrice("Plan", 250)],
+                    "subscription_period": 2592000} | changes
+    return await bot.create_invoice_link(**fields)
+
+
+@pytest.mark.parametrize(("changes", "error"), [
+    ({"subscription_period": 86400}, "SUBSCRIPTION_PERIOD_INVALID"),
+    ({"subscription_period": 2592001}, "SUBSCRIPTION_PERIOD_INVALID"),
+    ({"prices": [LabeledPrice("a", 200), LabeledPrice("b", 50)]}, "STARS_INVOICE_INVALID"),
+    ({"prices": [LabeledPrice("a", 10001)]}, "CURRENCY_TOTAL_AMOUNT_INVALID"),
+    ({"currency": "USD"}, "CURRENCY_INVALID"),
+])
+async def test_subscription_links_take_only_thirty_days_and_one_price_of_at_most_10000_stars(bot, changes, error):
+    with pytest.raises(BadRequest, match="(?i)" + error):
+        await link(bot, **changes)
+
+
+async def test_a_subscription_renews_with_new_charge_ids_until_cancelled_and_is_listed(
+        fake: FakeTelegram, bot: telegram.Bot):
+    url = await link(bot, subscription_period=dtm.timedelta(days=30))  # PTB sends a timedelta as its seconds
+    assert url.startswith("https://t.me/$") and fake.payments.links[url]["subscription_period"] == 2592000
+    query_id = fake.payments.user_pays_link(ALICE, url)
+    [update] = await bot.get_updates(offset=-1, timeout=0)
+    assert update.pre_checkout_query.id == query_id
+    assert await bot.answer_pre_checkout_query(query_id, ok=True)
+    [paid] = await bot.get_updates(offset=update.update_id + 1, timeout=0)
+    first = paid.message.successful_payment
+    assert first.is_recurring and first.is_first_recurring and paid.message.chat.id == ALICE.id
+    subscription = fake.payments.subscription_of(ALICE)
+    assert subscription.charge_id == first.telegram_payment_charge_id
+    assert first.subscription_expiration_date.timestamp() == subscription.expires_at
+
+    renewal = fake.payments.renew(subscription.charge_id)
+    [renewed] = await bot.get_updates(offset=paid.update_id + 1, timeout=0)
+    receipt = renewed.message.successful_payment
+    assert receipt.telegram_payment_charge_id == renewal != first.telegram_payment_charge_id
+    assert receipt.is_recurring and not receipt.is_first_recurring
+    assert receipt.subscription_expiration_date - first.subscription_expiration_date == dtm.timedelta(days=30)
+
+    with pytest.raises(BadRequest, match="(?i)CHARGE_NOT_FOUND"):  # another user's, or no subscription
+        await bot.edit_user_star_subscription(ALICE.id + 1, subscription.charge_id, True)
+    assert await bot.edit_user_star_subscription(ALICE.id, subscription.charge_id, True)
+    with pytest.raises(ValueError, match="does not renew"):
+        fake.payments.renew(subscription.charge_id)
+    assert await bot.edit_user_star_subscription(ALICE.id, subscription.charge_id, False)
+    fake.payments.renew(subscription.charge_id)
+
+    payments = await reconcile.star_payments(bot)
+    assert len(payments) == 3 and {payment.subscription_period for payment in payments} == {2592000}
+    dates = sorted(payment.date for payment in payments)
+    assert dates[2] - dates[1] == dates[1] - dates[0] == dtm.timedelta(days=30)  # each charged as a period ends

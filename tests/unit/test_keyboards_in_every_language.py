@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from telegram import InlineKeyboardMarkup
 
-from bot.credits import parse_packs
+from bot.credits import SubscriptionPlan, SubscriptionStatus, parse_packs
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
 from bot.tg import followups, keyboards, presets
-from bot.tg.handlers import history, language, settings
+from bot.tg.handlers import history, language, settings, subscription
 from bot.tg.keyboards import packs_keyboard
 
 STYLES = load_catalogue()
@@ -71,6 +72,11 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
     found["group language"] = language.picker(lang, group=True)
     found["language chosen"] = language.changed_keyboard(lang)
     found["/buy"] = packs_keyboard(lang, parse_packs("1:5,10:50,100:400"))
+    found["/buy with the plan"] = subscription.buy_keyboard(lang, found["/buy"], SubscriptionPlan(300, 250))
+    now = datetime(2026, 11, 28, tzinfo=UTC)
+    running = SubscriptionStatus(300, 250, now + timedelta(days=30), 120, False, "charge")
+    found["/subscription, renewing"] = subscription.status_keyboard(lang, None, running, now)
+    found["/subscription, cancelled"] = subscription.status_keyboard(lang, None, replace(running, canceled=True), now)
     jobs = [job("upscale", lang, id=number) for number in range(1, history.LISTED + 1)]
     found["/history"] = history.resend_keyboard(lang, jobs)
     return found

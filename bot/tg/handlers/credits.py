@@ -16,6 +16,7 @@ from bot.tg.answers import admin_refusal
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.handlers.router import Router
+from bot.tg.handlers.subscription import buy_keyboard, buy_text, plan_under_balance
 from bot.tg.keyboards import packs_keyboard
 from bot.tg.replies import reply
 
@@ -42,17 +43,22 @@ async def show_balance(update: Update, context: CustomContext, call: CommandCall
         except AiartError as error:
             log.warning("balance query failed: %r", error)
             lines.append(tr(language, texts.BALANCE_SERVICE_FAILED))
-    await reply(message, "\n".join(lines) if lines else tr(language, texts.BALANCE_ADMINS_ONLY))
+    plan_lines, keyboard = await plan_under_balance(context, owner, language) if owner is not None else ([], None)
+    lines[1:1] = plan_lines
+    await reply(message, "\n".join(lines) if lines else tr(language, texts.BALANCE_ADMINS_ONLY), keyboard)
 
 
 async def buy(update: Update, context: CustomContext, call: CommandCall) -> None:
     """The packs on sale, as buttons that send their invoices; or that payments are off."""
     d, language = deps(context), await language_for(context, update=update)
     packs = d.credits.policy.packs
-    if not packs:
+    plan = d.credits.policy.subscription
+    if not packs and plan is None:
         await reply(update.effective_message, tr(language, texts.PAYMENTS_OFF))
         return
-    await reply(update.effective_message, tr(language, texts.BUY_PROMPT), packs_keyboard(language, packs))
+    # the plan, when there is one, beside the packs: bot.tg.handlers.subscription
+    await reply(update.effective_message, buy_text(language, tr(language, texts.BUY_PROMPT), packs, plan),
+                buy_keyboard(language, packs_keyboard(language, packs), plan))
 
 
 async def refund(update: Update, context: CustomContext, call: CommandCall) -> None:

@@ -240,9 +240,10 @@ async def on_chosen(update: Update, context: CustomContext) -> None:
                          inline_message_id=chosen.inline_message_id)
     outcome = await d.jobs.enqueue(request)
     if isinstance(outcome, NotEnoughCredits):
-        can_buy = bool(d.credits and d.credits.policy.packs)
+        can_buy = bool(d.credits and d.credits.policy.on_sale)
         await _edit(context, chosen.inline_message_id, not_enough_credits(
-            language, outcome.price, outcome.available, outcome.free_per_day, can_buy=can_buy))
+            language, outcome.price, outcome.available, outcome.free_per_day, can_buy=can_buy,
+            free_gone=outcome.free_gone))
     elif isinstance(outcome, QuotaExceeded):
         await _edit(context, chosen.inline_message_id,
                     texts.quota_text(outcome.reason, outcome.retry_at, d.clock(), language=language))
