@@ -17,7 +17,7 @@ from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
 from bot.tg import followups, keyboards, presets
 from bot.tg.handlers import history, language, settings
-from bot.tg.handlers.payments import packs_keyboard
+from bot.tg.keyboards import packs_keyboard
 
 STYLES = load_catalogue()
 OPERATIONS = build_catalogue(STYLES)
