@@ -7,9 +7,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
-from bot.clock import utcnow
 from bot.store.db import Sessions
 from bot.store.heartbeats import ReplicaRepository
 from bot.store.send_slots import ChatSendRepository
@@ -95,7 +94,7 @@ class Heartbeat:
         """Take replicas that died without leaving off the list (their rows would otherwise stay for good)."""
         if self._shared:
             async with self._sessions() as session, session.begin():
-                await ReplicaRepository(session).forget(before=utcnow() - FORGOTTEN_AFTER)
+                await ReplicaRepository(session).forget(before=datetime.now(UTC) - FORGOTTEN_AFTER)
 
     async def leave(self) -> None:
         """Leave the list of replicas (stopping: the others take this one's share of the budget)."""
