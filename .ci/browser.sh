@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the browser tests need on a Debian CI machine (run as root; safe to run again): Debian's
-# headless-capable Chromium (tests/harness/browser.py drives it) and fonts for every language the bot
+# headless-capable Chromium (tests/harness/browser.py launches it through Playwright) and fonts for every language the bot
 # speaks, Arabic included (fonts-noto-core: Noto Sans/Naskh Arabic; fonts-dejavu-core: the Latin and
 # Cyrillic fallback). apt-get update runs only when something is missing.
 set -euo pipefail
