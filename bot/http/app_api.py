@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import io
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -206,11 +205,10 @@ class AppApi:
             raise ApiError(400, "bad_image", error.text) from error
         return info.width, info.height
 
-    def _taking(self, *fields: str) -> Operation:
-        """The operation whose request takes these fields: Paint's takes a mask, Frame's the paddings (read from
-        the catalogue, so neither is named here)."""
+    def _screen(self, screen: str) -> Operation:
+        """The operation the catalogue gives this Mini App screen (`Operation.mini_app`), so none is named here."""
         for operation in self.app.operations.values():
-            if set(fields) <= {field.name for field in dataclasses.fields(operation.request_type)}:
+            if operation.mini_app == screen:
                 return operation
         raise ApiError(400, "unknown_operation", app_texts.UNKNOWN_OPERATION)
 
@@ -318,7 +316,7 @@ class AppApi:
 
     async def replace(self, request: web.Request, caller: Caller) -> web.Response:
         body = await _body(request, MAX_MASK_BODY)
-        operation = self._taking("mask")
+        operation = self._screen("paint")
         prompt = _text(body, "prompt")
         if not prompt:
             raise ApiError(400, "describe", app_texts.DESCRIBE_FIRST)
@@ -335,7 +333,7 @@ class AppApi:
 
     async def expand(self, request: web.Request, caller: Caller) -> web.Response:
         body = await _body(request)
-        operation = self._taking(*PADDINGS)
+        operation = self._screen("frame")
         sides = [_number(body, side, most=100_000) for side in PADDINGS]
         file_id, _ = await self._file(caller, body.get("photo"))
         width, height = await self._size(await self._download(file_id))
