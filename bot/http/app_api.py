@@ -34,6 +34,7 @@ from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
 from bot.http.app_limits import RequestBudget
 from bot.http.app_refs import PhotoRefs, result_ref
+from bot.http.app_sizes import fitted
 from bot.http.bodies import json_object
 from bot.http.initdata import InitDataError, WebAppUser, from_authorization
 from bot.i18n import DEFAULT_LANGUAGE, N_, RTL_LANGUAGES, Text, language_of, render, tr
@@ -257,7 +258,7 @@ class AppApi:
         return web.json_response({
             "language": language, "rtl": language in RTL_LANGUAGES, "texts": app_texts.page_texts(language),
             "credits": None if credits is None else app_texts.credits_line(language, credits),
-            "followups": followups}, headers={"Cache-Control": "no-store"})
+            "followups": followups, "can_buy": self.app.can_buy}, headers={"Cache-Control": "no-store"})
 
     def _one_tap(self) -> list[tuple[Operation, Any]]:
         """The photo-menu buttons that make a job in one tap on one picture (upscale 2×, remove background, …)."""
@@ -324,7 +325,8 @@ class AppApi:
         mask = _mask_bytes(body.get("mask"))
         file_id, _ = await self._file(caller, body.get("photo"))
         photo_size = await self._size(await self._download(file_id))
-        if await self._size(mask) != photo_size:
+        # the page paints at the size the service gets (the worker fits the photo to it), or at the photo's own
+        if await self._size(mask) not in (photo_size, fitted(photo_size, operation.limits.max_side)):
             raise ApiError(400, "mask_size", app_texts.MASK_SIZE)
         if not _painted(mask):
             raise ApiError(400, "paint_first", app_texts.PAINT_FIRST)

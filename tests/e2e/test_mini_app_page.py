@@ -23,7 +23,7 @@ from bot.store.models import jobs_table
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, size_of
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, screenshots_dir
+from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, screenshots_dir, wait_status
 from tests.fakes import samples
 from tests.fakes.telegram_models import SentMessage, User, private_chat
 from tests.harness.browser import Phone
@@ -53,10 +53,9 @@ async def stored_jobs(settings: Settings) -> list[JobRecord]:
 
 async def wait_jobs(settings: Settings, app: Phone, count: int) -> list[JobRecord]:
     """The stored jobs once there are `count` (the page says it is done first)."""
-    await app.page.wait_for_function("() => !document.getElementById('message').hidden", timeout=15_000)
-    message = await app.page.text_content("#message")
+    status = await wait_status(app)
     jobs = await stored_jobs(settings)
-    assert len(jobs) == count, message
+    assert len(jobs) == count, status
     return jobs
 
 
@@ -129,8 +128,12 @@ async def test_painting_strokes_queues_a_replace_whose_mask_is_white_exactly_whe
     await app.touch_drag(along(start, end))
     dot = (canvas["left"] + 280, canvas["top"] + 200)
     await app.touch_drag([dot])  # a tap paints a dot
-    await app.page.evaluate("document.getElementById('paint-prompt').value = 'a red balloon'")
-    await tap(app, "#replace")
+    # the main button is inactive until there is paint and a description
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.isActive") is False
+    await app.page.fill("#paint-prompt", "a red balloon")
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.isActive") is True
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.text") == "Replace · \u20681 credit\u2069"
+    assert await press_main(app) == "main"
     [job] = await wait_jobs(settings, app, 1)
     assert (job.operation, job.args, job.chat_id) == ("replace", {"prompt": "a red balloon"}, ALICE.id)
     mask = Image.open(io.BytesIO(await stored_mask(settings, job.inputs[1]))).convert("L")
@@ -195,7 +198,7 @@ async def test_dragging_the_frame_queues_the_paddings_shown(bot, telegram, brows
     bottom = await drag("bottom", 0, 60)
     assert await app.page.evaluate("state.ratio") == "free"
     assert await app.page.evaluate("document.getElementById('side-right').textContent") == f"\u2066+{right}\u2069 px"
-    await tap(app, "#expand")
+    assert await press_main(app) == "main"
     [job] = await wait_jobs(settings, app, 1)
     assert (job.operation, job.args) == ("expand", {"left": 67, "top": 0, "right": right, "bottom": bottom})
     [result] = await wait_media(telegram, alice_chat.id)  # the sandbox expands by the paddings
@@ -211,6 +214,7 @@ async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser
     assert await app.page.evaluate("document.querySelectorAll('.tile img').length") == 1
     await tap(app, ".tile[data-operation='art'][data-style='oil']")
     [art] = await wait_jobs(settings, app, 1)
+    await tap(app, "#keep-editing")
     await tap(app, ".gallery .counts button[data-count='2']")
     await tap(app, ".tile[data-operation='headshot'][data-style='business']")
     await app.page.wait_for_function("() => document.querySelector(\".tile[data-operation='headshot']\").disabled === false")
@@ -218,6 +222,8 @@ async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser
     assert [(job.operation, job.args) for job in jobs] == [
         ("art", {"style": "oil", "prompt": ""}), ("headshot", {"style": "business", "count": 2})]
     assert art.inputs == [ref.split(".")[1]] and jobs[1].credits == 2
+    # each choice that costs credits was confirmed in Telegram's popup first
+    assert len(await app.page.evaluate("window.__popups")) == 2
     assert page_errors(app) == []
 
 

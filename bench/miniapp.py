@@ -1,0 +1,99 @@
+"""The Mini App's weight and speed on a phone: bytes and time to ready of each screen, with a 2560 px photo
+and nine 2560 px results, over a throttled connection (Chromium's Slow 4G: 150 ms, 1.6 Mbit/s down,
+750 kbit/s up). Targets (issue 29): Paint ready within 2 s, the results grid within 300 KB.
+
+    python -m bench.miniapp            # prints one line per screen
+
+"Ready" is the page's own signal (`body[data-ready]`, set once the screen's texts and photo are shown), and
+for My results every tile in view has its picture. Bytes are what came over the wire (compressed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image
+from playwright.async_api import async_playwright
+
+from tests.e2e.conftest import ALICE
+from tests.e2e.miniapp import TELEGRAM_SCRIPT, app_settings, page_root, webapp_stub
+from tests.e2e.test_mini_app_page import sent_photo
+from tests.fakes.telegram_models import private_chat
+from tests.harness import InProcessBot, fakes, sqlite_url
+from tests.harness.browser import MISSING, find_chromium, phone
+
+SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1_600_000 / 8, "uploadThroughput": 750_000 / 8}
+SIDE = (2560, 1920)
+RESULTS = 9
+SCREENS = {"paint": "document.getElementById('paint-photo').complete",
+           "frame": "document.getElementById('frame-photo').complete",
+           "styles": "document.querySelector('.tile') !== null",
+           "results": "[...document.querySelectorAll('#grid button')].filter((b) => b.getBoundingClientRect().top"
+                      " < innerHeight).every((b) => b.classList.contains('loaded'))"}
+
+
+def camera_photo() -> bytes:
+    """A 2560×1920 JPEG about as heavy as a phone's photo (noise does not compress: about a megabyte)."""
+    noise = Image.effect_noise(SIDE, 40).convert("RGB")
+    gradient = Image.linear_gradient("L").resize(SIDE).convert("RGB")
+    out = io.BytesIO()
+    Image.blend(noise, gradient, 0.5).save(out, "JPEG", quality=88)
+    return out.getvalue()
+
+
+async def measure(browser, settings, token: str, query: str, ready: str) -> tuple[int, float]:
+    """(bytes over the wire, seconds from navigation to ready) of one screen on a fresh phone."""
+    opened = await phone(browser, init_script=webapp_stub(token, ALICE))
+    await opened.page.route(TELEGRAM_SCRIPT, lambda route: route.abort())
+    received: list[float] = []
+    opened.cdp.on("Network.loadingFinished", lambda event: received.append(event["encodedDataLength"]))
+    await opened.cdp.send("Network.enable")
+    await opened.cdp.send("Network.emulateNetworkConditions", SLOW_4G)
+    started = time.monotonic()
+    await opened.page.goto(page_root(settings) + "?" + query)
+    await opened.page.wait_for_function(f"() => document.body.dataset.ready === 'true' && ({ready})",
+                                        timeout=60_000)
+    elapsed = time.monotonic() - started
+    await opened.page.wait_for_timeout(300)  # the last loadingFinished events
+    await opened.page.context.close()
+    return int(sum(received)), elapsed
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        previews = Path(folder) / "previews"
+        previews.mkdir()
+        async with fakes() as world, async_playwright() as playwright:
+            executable = find_chromium(playwright.chromium.executable_path)
+            if executable is None:
+                raise SystemExit(MISSING)
+            settings = app_settings(world.telegram, world.sandbox, sqlite_url(Path(folder) / "bot.db"), previews)
+            bot = InProcessBot(settings, world.telegram)
+            await bot.start()
+            try:
+                chat = private_chat(ALICE)
+                photo = camera_photo()
+                print(f"input: {SIDE[0]}×{SIDE[1]} JPEG, {len(photo) / 1024:.0f} KB; {RESULTS} results of it")
+                for _ in range(RESULTS):
+                    world.telegram.user_sends(chat, ALICE, photo=photo, caption="/colorize")
+                await world.telegram.wait_for(
+                    lambda: sum(1 for m in world.telegram.sent(chat.id) if m.media) >= RESULTS, 120)
+                ref = await sent_photo(world.telegram, ALICE, *SIDE)
+                args = ["--no-sandbox"] if os.geteuid() == 0 else []
+                browser = await playwright.chromium.launch(executable_path=executable, args=args)
+                print("screen   bytes      ready (Slow 4G)")
+                for screen, ready in SCREENS.items():
+                    size, seconds = await measure(browser, settings, world.telegram.token, f"s={screen}&p={ref}", ready)
+                    print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s")
+                await browser.close()
+            finally:
+                await bot.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
