@@ -15,7 +15,7 @@ from bot.previews import thumbnail
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, wait_status
+from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, screenshots_dir, wait_status
 from tests.e2e.test_mini_app_page import sent_photo, stored_jobs
 from tests.fakes import samples
 from tests.fakes.telegram_models import User, private_chat
@@ -72,6 +72,7 @@ async def test_the_confirmation_is_inside_the_viewport_after_a_style_and_after_e
     shown = await wait_status(app)
     assert 0 <= shown["top"] and shown["bottom"] <= 740, shown
     assert len(await stored_jobs(settings)) == 2
+    await app.page.screenshot(path=screenshots_dir() / f"done-{scheme}-{language}.png")
 
 
 @pytest.mark.parametrize(("scheme", "language"), LOOKS)
@@ -86,6 +87,7 @@ async def test_a_bot_out_of_reach_at_start_shows_a_readable_page_and_retry_bring
     assert await app.page.evaluate("document.documentElement.dir") == ("rtl" if language == "ar" else "ltr")
     tabs = await app.page.evaluate("[...document.querySelectorAll('.tab')].map((tab) => tab.textContent.trim())")
     assert all(tabs), tabs
+    await app.page.screenshot(path=screenshots_dir() / f"offline-{scheme}-{language}.png")
     await app.page.context.unroute("**/app/api/**")
     await app.page.locator("[data-action='retry']").click()
     await app.page.wait_for_function("() => document.body.dataset.ready === 'true'")

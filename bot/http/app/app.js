@@ -578,6 +578,7 @@ async function stylesOpen() {
       }
       const label = document.createElement("span");
       label.textContent = style.label;
+      label.dir = "auto";  // "GPT Image 2" in an Arabic page keeps its own order
       tile.append(label);
       tile.addEventListener("click", () => runStyle(group, style, counts, tile));
       tiles.append(tile);
