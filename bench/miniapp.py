@@ -5,7 +5,7 @@ and nine 2560 px results, over a throttled connection (Chromium's Slow 4G: 150 m
     python -m bench.miniapp            # prints one line per screen
 
 "Ready" is the page's own signal (`body[data-ready]`, set once the screen's texts and photo are shown), and
-for My results every tile in view has its picture. Bytes are what came over the wire (compressed bodies and headers). The bot makes each picture's copy on
+for My results every tile in view has its picture. Bytes are what the page's Resource Timing counts on the wire (transferSize: compressed bodies and headers). The bot makes each picture's copy on
 the first request and keeps it: the first screen to show the photo pays for that.
 """
 
@@ -17,13 +17,13 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from PIL import Image, ImageDraw
 from playwright.async_api import async_playwright
 
 from tests.e2e.conftest import ALICE
 from tests.e2e.miniapp import TELEGRAM_SCRIPT, app_settings, page_root, webapp_stub
-from tests.e2e.test_mini_app_page import sent_photo
 from tests.fakes.telegram_models import private_chat
 from tests.harness import InProcessBot, fakes, sqlite_url
 from tests.harness.browser import MISSING, find_chromium, phone
@@ -52,12 +52,25 @@ def camera_photo() -> bytes:
     return out.getvalue()
 
 
+async def photo_ref(telegram, photo: bytes) -> str:
+    """Alice sends `photo`: the reference the Mini App buttons of its menu carry."""
+    chat = private_chat(ALICE)
+    sent = telegram.user_sends(chat, ALICE, photo=photo)
+
+    def menu():
+        return next((message for message in telegram.sent(chat.id)
+                     if message.reply_to_message_id == sent["message_id"] and message.reply_markup), None)
+
+    await telegram.wait_for(lambda: menu() is not None)
+    url = next(button["web_app"]["url"] for row in menu().reply_markup["inline_keyboard"] for button in row
+               if "web_app" in button)
+    return parse_qs(urlsplit(url).query)["p"][0]
+
+
 async def measure(browser, settings, token: str, query: str, ready: str) -> tuple[int, float]:
     """(bytes over the wire, seconds from navigation to ready) of one screen on a fresh phone."""
     opened = await phone(browser, init_script=webapp_stub(token, ALICE))
     await opened.page.route(TELEGRAM_SCRIPT, lambda route: route.abort())
-    finished = []
-    opened.page.on("requestfinished", finished.append)
     await opened.cdp.send("Network.enable")
     await opened.cdp.send("Network.emulateNetworkConditions", SLOW_4G)
     started = time.monotonic()
@@ -65,10 +78,11 @@ async def measure(browser, settings, token: str, query: str, ready: str) -> tupl
     await opened.page.wait_for_function(f"() => document.body.dataset.ready === 'true' && ({ready})",
                                         timeout=60_000)
     elapsed = time.monotonic() - started
-    await opened.page.wait_for_timeout(300)  # the last requests' ends
-    sizes = [await request.sizes() for request in finished]
+    # the page's own count: every response's size on the wire, headers included (all are same-origin)
+    wire = await opened.page.evaluate("""() => performance.getEntriesByType("navigation")
+      .concat(performance.getEntriesByType("resource")).reduce((sum, entry) => sum + entry.transferSize, 0)""")
     await opened.page.context.close()
-    return sum(size["responseBodySize"] + size["responseHeadersSize"] for size in sizes), elapsed
+    return wire, elapsed
 
 
 async def main() -> None:
@@ -92,7 +106,7 @@ async def main() -> None:
                     world.telegram.user_sends(chat, ALICE, photo=photo, caption="/colorize")
                 await world.telegram.wait_for(
                     lambda: sum(1 for m in world.telegram.sent(chat.id) if m.media) >= RESULTS, 120)
-                ref = await sent_photo(world.telegram, ALICE, *SIDE)
+                ref = await photo_ref(world.telegram, photo)
                 args = ["--no-sandbox"] if os.geteuid() == 0 else []
                 browser = await playwright.chromium.launch(executable_path=executable, args=args)
                 print("screen   bytes      ready (Slow 4G)")
