@@ -19,11 +19,12 @@ from typing import Any
 
 import asyncpg
 import pytest
+from playwright.async_api import Browser, async_playwright
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import create_engine, migrate
-from tests.harness.browser import Browser, running_browser
+from tests.harness.browser import chromium_or_fail
 from tests.harness.provision import POSTGRES_URL_ENV, Provisioned, ProvisionError, provision
 
 _PROVISIONED = pytest.StashKey[Provisioned]()
@@ -219,6 +220,13 @@ async def store_engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    """Headless Chromium driven over DevTools (tests/harness/browser.py); fails the test when not installed."""
-    async with running_browser() as running:
-        yield running
+    """Headless Chromium through Playwright (tests/harness/browser.py); fails the test when there is none."""
+    async with async_playwright() as playwright:
+        executable = chromium_or_fail(playwright.chromium.executable_path)
+        # Chromium refuses to run as root with its sandbox (CI machines, containers)
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = await playwright.chromium.launch(executable_path=executable, args=args)
+        try:
+            yield browser
+        finally:
+            await browser.close()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -223,11 +222,10 @@ class AppApi:
             raise ApiError(400, "bad_image", error.text) from error
         return info.width, info.height
 
-    def _taking(self, *fields: str) -> Operation:
-        """The operation whose request takes these fields: Paint's takes a mask, Frame's the paddings (read from
-        the catalogue, so neither is named here)."""
+    def _screen(self, screen: str) -> Operation:
+        """The operation the catalogue gives this Mini App screen (`Operation.mini_app`), so none is named here."""
         for operation in self.app.operations.values():
-            if set(fields) <= {field.name for field in dataclasses.fields(operation.request_type)}:
+            if operation.mini_app == screen:
                 return operation
         raise ApiError(400, "unknown_operation", app_texts.UNKNOWN_OPERATION)
 
@@ -291,7 +289,7 @@ class AppApi:
         return web.json_response({
             "language": language, "rtl": language in RTL_LANGUAGES, "texts": app_texts.page_texts(language),
             "credits": None if credits is None else app_texts.credits_line(language, credits),
-            "followups": followups}, headers={"Cache-Control": "no-store"})
+            "followups": followups, "can_buy": self.app.can_buy}, headers={"Cache-Control": "no-store"})
 
     def _one_tap(self) -> list[tuple[Operation, Any]]:
         """The photo-menu buttons that make a job in one tap on one picture (upscale 2×, remove background, …)."""
@@ -362,7 +360,7 @@ class AppApi:
     # --- jobs -------------------------------------------------------------------------------------------------
 
     async def replace(self, request: web.Request, caller: Caller) -> web.Response:
-        operation = self._taking("mask")
+        operation = self._screen("paint")
         await self._can_start(caller, operation, {})  # its price is per picture: one, whatever is painted
         async with self.app.large.slot(caller.user_id):
             body = await _body(request, MAX_MASK_BODY)
@@ -388,7 +386,7 @@ class AppApi:
         return await self._enqueue(caller, operation, args, [file_id, reference], ((reference, mask),))
 
     async def expand(self, request: web.Request, caller: Caller) -> web.Response:
-        operation = self._taking(*PADDINGS)
+        operation = self._screen("frame")
         await self._can_start(caller, operation, {})
         body = await _body(request)
         sides = [_number(body, side, most=100_000) for side in PADDINGS]

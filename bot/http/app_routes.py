@@ -17,12 +17,16 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bot.http.app_api import MiniApp, add_api_routes, preview_url
+from bot.http.app_pictures import add_extra_routes
+from bot.http.app_shell import first_screen_texts
 from bot.operations.styles import StyleCatalogue
 
 APP_PATH = "/app/"
 TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
 #: the page's files and their types; nothing else of the package is served
 STATIC = {"index.html": "text/html", "app.css": "text/css", "app.js": "text/javascript"}
+#: answers worth compressing (pictures are compressed already)
+COMPRESSED = frozenset({"text/html", "text/css", "text/javascript", "application/json"})
 PREVIEW_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
 #: a preview's file name as `python -m bot previews` writes them: letters, digits, '-', '_' and '.' inside, a picture suffix
 PREVIEW_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\.(?:jpe?g|png|webp)", re.IGNORECASE)
@@ -78,6 +82,8 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
     """Serve the Mini App's page, previews and API in `web_app`, every answer under the policy."""
     headers = _security_headers(content_security_policy(preview_origins(app.styles)))
     files = {name: _page_file(name) for name in STATIC}  # read once: they are a few kilobytes
+    # the first screen's texts in every language, inside the page: it must read right before the API answers
+    files["index.html"] = files["index.html"].replace(b"{}<!--first-screen-->", first_screen_texts().encode())
 
     async def page(request: web.Request) -> web.Response:
         name = request.match_info.get("name") or "index.html"
@@ -98,6 +104,9 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
         # on every answer's headers as they are sent: a 404 and a streamed photo under /app/ too
         if request.path.startswith(APP_PATH):
             response.headers.update(headers)
+            if isinstance(response, web.Response) and response.content_type in COMPRESSED:
+                response.enable_compression()  # gzip or deflate, as the client accepts
+        return response
 
     async def to_page(request: web.Request) -> web.Response:
         raise web.HTTPFound(APP_PATH)
@@ -107,4 +116,5 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
     web_app.router.add_get(APP_PATH, page)
     web_app.router.add_get(APP_PATH + "previews/{name}", preview)
     add_api_routes(web_app, app)
+    add_extra_routes(web_app, app)
     web_app.router.add_get(APP_PATH + "{name}", page)

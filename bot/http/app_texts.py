@@ -36,7 +36,23 @@ PAGE = {
     "loading": N_("Loading…"),
     "failed": N_("Something went wrong. Try again."),
     "offline": N_("The bot cannot be reached. Check your connection and try again."),
+    "retry": N_("Retry"),
+    "expired": N_("Session expired — reopen the app from your chat with the bot."),
+    "reopen": N_("Reopen"),
+    "back_to_chat": N_("Back to chat"),
+    "keep_editing": N_("Keep editing"),
+    "eraser": N_("Eraser"),
+    "redo": N_("Redo"),
+    "mask": N_("Mask"),
+    "buy": N_("Buy credits"),
+    "no_share": N_("This Telegram app cannot share from here. Forward the result from your chat with the bot."),
+    "pending": N_("In progress"),
+    "confirm": N_("Start this? It costs {price}."),
+    "confirm_drop": N_("Drop what you painted here and open the other photo?"),
 }
+
+#: what the first screen shows before the API answers (and if it never does): built into the page
+FIRST_SCREEN = ("paint", "frame", "styles", "results", "loading", "offline", "failed", "retry", "expired", "reopen")
 
 UNAUTHORIZED = N_("Open this page from the bot's chat in Telegram; it cannot be used on its own.")
 NOT_YOURS = N_("That picture is not yours, or it is no longer available. Open the screen again from the chat.")

@@ -133,6 +133,8 @@ class Operation:
     noun: str | None = None
     #: what inline mode's "Generate" queues (`@bot <description>` in any chat): one text-only operation
     inline: bool = False
+    #: the Mini App screen that queues this operation ("paint": a painted mask, "frame": paddings); None: none
+    mini_app: str | None = None
 
     @property
     def title_noun(self) -> str:

@@ -88,6 +88,6 @@ def entry(styles: object) -> Operation:
         name="expand", title=N_("Expand"), summary=N_("Extend a photo beyond its edges"),
         usage=N_("/expand <left> <top> <right> <bottom>"), images=1, request_type=ExpandRequest, parser=parse,
         describe=lambda args: lazy(N_("Expanded by {left}/{top}/{right}/{bottom} px"), **args),
-        limits=replace(DEFAULT_LIMITS, max_side=_MAX_SIDE), typical_seconds=12, presets=presets(_MAX_SIDE),
+        limits=replace(DEFAULT_LIMITS, max_side=_MAX_SIDE), mini_app="frame", typical_seconds=12, presets=presets(_MAX_SIDE),
         noun=N_("Expansion"),
         cli=(option("--pad", nargs=4, type=int, metavar=("LEFT", "TOP", "RIGHT", "BOTTOM"), required=True),))

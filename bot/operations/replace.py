@@ -50,4 +50,4 @@ def entry(styles: object) -> Operation:
         usage=N_("/replace <what to paint>"), images=2, request_type=ReplaceRequest, parser=parse, builder=build,
         describe=lambda args: lazy(N_("Replace: {prompt}"), prompt=args["prompt"][:300]),
         limits=changed(DEFAULT_LIMITS, max_side=2048), menu=(), image_names=(N_("photo"), N_("mask")),
-        typical_seconds=15, noun=N_("Replacement"), cli=(option("--prompt", required=True),))
+        mini_app="paint", typical_seconds=15, noun=N_("Replacement"), cli=(option("--prompt", required=True),))

@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from playwright.async_api import Browser
+
 from bot.config import Settings
 from bot.sandbox import Sandbox
 from tests.e2e.conftest import POLL_TIME_SCALE
@@ -17,7 +19,7 @@ from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import User
 from tests.fakes.webapp import signed_init_data, web_app_user
 from tests.harness import bot_settings, free_port, settings_of
-from tests.harness.browser import Browser, Page
+from tests.harness.browser import Phone, phone
 
 PUBLIC_URL = "https://bot.example"
 #: Telegram's own themeParams of its Android app, light and dark
@@ -29,21 +31,57 @@ THEMES = {
              "button_color": "#5288c1", "button_text_color": "#ffffff", "secondary_bg_color": "#232e3c",
              "destructive_text_color": "#ec3942"},
 }
-#: Telegram's script cannot load in the tests (no network): blocked, so it fails at once, and that one
+#: Telegram's script cannot load in the tests (no network): aborted, so it fails at once, and that one
 #: failure is not the page's error
 TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
 
 _STUB = """(() => {
-  window.__shared = [];
+  window.__shared = []; window.__popups = []; window.__invoices = []; window.__closed = false; window.__main = null;
+  const newer = (have, want) => {
+    const [a, b] = [have, want].map((v) => v.split(".").map(Number));
+    for (let i = 0; i < 2; i++) if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0);
+    return true;
+  };
   window.Telegram = {WebApp: {
-    initData: %(init)s, initDataUnsafe: {user: %(user)s}, platform: "android", version: "8.0",
+    initData: %(init)s, initDataUnsafe: {user: %(user)s}, platform: "android", version: %(version)s,
     colorScheme: %(scheme)s, themeParams: %(theme)s,
+    isClosingConfirmationEnabled: false, isVerticalSwipesEnabled: true,
     ready() {}, expand() {}, onEvent() {}, offEvent() {},
+    isVersionAtLeast(version) { return newer(this.version, version); },
+    close() { window.__closed = true; },
+    enableClosingConfirmation() { this.isClosingConfirmationEnabled = true; },
+    disableClosingConfirmation() { this.isClosingConfirmationEnabled = false; },
+    enableVerticalSwipes() { this.isVerticalSwipesEnabled = true; },
+    disableVerticalSwipes() { this.isVerticalSwipesEnabled = false; },
     BackButton: {isVisible: false, show() { this.isVisible = true; }, hide() { this.isVisible = false; },
-                 onClick(callback) { window.__back = callback; }},
-    HapticFeedback: {notificationOccurred() {}, impactOccurred() {}},
+                 onClick(callback) { window.__back = callback; }, offClick() { window.__back = null; }},
+    // Telegram's own bottom button, drawn by the client below the page: its state, and its press
+    MainButton: {
+      text: "", isVisible: false, isActive: true, isProgressVisible: false,
+      setText(text) { this.text = text; return this; }, show() { this.isVisible = true; return this; },
+      hide() { this.isVisible = false; return this; }, enable() { this.isActive = true; return this; },
+      disable() { this.isActive = false; return this; },
+      showProgress() { this.isProgressVisible = true; return this; },
+      hideProgress() { this.isProgressVisible = false; return this; },
+      setParams(params) {
+        if ("text" in params) this.text = params.text;
+        if ("is_active" in params) this.isActive = params.is_active;
+        if ("is_visible" in params) this.isVisible = params.is_visible;
+        return this;
+      },
+      onClick(callback) { window.__main = callback; return this; }, offClick() { window.__main = null; return this; },
+    },
+    HapticFeedback: {notificationOccurred() {}, impactOccurred() {}, selectionChanged() {}},
+    // a person who presses the popup's first button that is not a cancel
+    showPopup(params, callback) {
+      window.__popups.push(params);
+      const button = (params.buttons || [{id: ""}]).find((b) => b.type !== "cancel" && b.type !== "close");
+      setTimeout(() => callback && callback(button ? button.id : ""), 0);
+    },
+    openInvoice(url, callback) { window.__invoices.push(url); if (callback) setTimeout(() => callback("cancelled"), 0); },
     shareMessage(id, callback) { window.__shared.push(id); if (callback) callback(true); },
   }};
+  if (!newer(%(version)s, "8.0")) delete window.Telegram.WebApp.shareMessage;
 })();"""
 
 
@@ -53,10 +91,12 @@ def app_settings(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, pr
                                     poll_time_scale=POLL_TIME_SCALE, public_url=PUBLIC_URL, previews_dir=previews))
 
 
-def webapp_stub(token: str, user: User, scheme: str = "light") -> str:
-    """An init script giving the page what a Telegram client gives a Mini App opened by `user`."""
+def webapp_stub(token: str, user: User, scheme: str = "light", version: str = "8.0") -> str:
+    """An init script giving the page what a Telegram client (of this Bot API `version`) gives a Mini App
+    opened by `user`."""
     return _STUB % {"init": json.dumps(signed_init_data(token, user)), "user": json.dumps(web_app_user(user)),
-                    "scheme": json.dumps(scheme), "theme": json.dumps(THEMES[scheme])}
+                    "scheme": json.dumps(scheme), "theme": json.dumps(THEMES[scheme]),
+                    "version": json.dumps(version)}
 
 
 def page_root(settings: Settings) -> str:
@@ -65,21 +105,51 @@ def page_root(settings: Settings) -> str:
 
 
 async def open_app(browser: Browser, settings: Settings, telegram: FakeTelegram, user: User, query: str, *,
-                   scheme: str = "light") -> Page:
-    """The page opened by `user` at `query` on a 360 px phone, ready (texts and first screen loaded)."""
-    page = await browser.new_page(width=360, height=740, mobile=True, color_scheme=scheme,  # type: ignore[arg-type]
-                                  init_script=webapp_stub(telegram.token, user, scheme))
-    await page.send("Network.enable")
-    await page.send("Network.setBlockedURLs", {"urls": [TELEGRAM_SCRIPT]})
-    await page.goto(page_root(settings) + "?" + query)
-    await page.wait_for("document.body.dataset.ready === 'true'")
-    return page
+                   scheme: str = "light", version: str = "8.0", ready: bool = True, token: str | None = None) -> Phone:
+    """The page opened by `user` at `query` on a 360 px phone, ready (texts and first screen loaded) unless
+    `ready` is False; initData signed with `token` (the bot's unless given)."""
+    opened = await phone(browser, color_scheme=scheme,  # type: ignore[arg-type]
+                         init_script=webapp_stub(token or telegram.token, user, scheme, version))
+    await opened.page.route(TELEGRAM_SCRIPT, lambda route: route.abort())
+    await opened.page.goto(page_root(settings) + "?" + query)
+    if ready:
+        await opened.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    return opened
 
 
-def page_errors(page: Page) -> list[Any]:
+#: the status the page shows after an action: what it says and where it is
+STATUS = """() => {
+  const box = [...document.querySelectorAll("[role=status], [role=alertdialog]")]
+    .find((element) => element.checkVisibility() && element.textContent.trim());
+  if (!box) return null;
+  const r = box.getBoundingClientRect();
+  return {text: box.textContent.trim(), top: r.top, bottom: r.bottom, left: r.left, right: r.right};
+}"""
+
+
+async def wait_status(opened: Phone, timeout: float = 15) -> dict[str, Any]:
+    """The status the page shows once it shows one (a confirmation or an error)."""
+    handle = await opened.page.wait_for_function(STATUS, timeout=timeout * 1000)
+    return await handle.json_value()
+
+
+async def press_main(opened: Phone) -> str:
+    """Press the screen's main action as a person would: Telegram's bottom button when the page shows it (and
+    it is enabled), else the page's own primary button; which one was pressed."""
+    pressed = await opened.page.evaluate("""() => {
+      const main = window.Telegram.WebApp.MainButton;
+      if (main.isVisible && window.__main) { if (main.isActive && !main.isProgressVisible) window.__main(); return "main"; }
+      return null;
+    }""")
+    if pressed:
+        return pressed
+    await opened.page.locator(".screen:not([hidden]) .primary").first.click()
+    return "page"
+
+
+def page_errors(opened: Phone) -> list[str]:
     """What the page logged as errors, but the blocked Telegram script."""
-    return [entry for entry in page.errors if TELEGRAM_SCRIPT not in entry.text
-            and "ERR_BLOCKED_BY_CLIENT" not in entry.text]
+    return [entry for entry in opened.errors if TELEGRAM_SCRIPT not in entry and "ERR_FAILED" not in entry]
 
 
 def screenshots_dir() -> Path:

@@ -23,10 +23,10 @@ from bot.store.models import jobs_table
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, size_of
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, screenshots_dir
+from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, screenshots_dir, wait_status
 from tests.fakes import samples
 from tests.fakes.telegram_models import SentMessage, User, private_chat
-from tests.harness.browser import Page
+from tests.harness.browser import Phone
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,12 +51,11 @@ async def stored_jobs(settings: Settings) -> list[JobRecord]:
         await engine.dispose()
 
 
-async def wait_jobs(settings: Settings, page: Page, count: int) -> list[JobRecord]:
+async def wait_jobs(settings: Settings, app: Phone, count: int) -> list[JobRecord]:
     """The stored jobs once there are `count` (the page says it is done first)."""
-    await page.wait_for("!document.getElementById('message').hidden", timeout=15)
-    message = await page.evaluate("document.getElementById('message').textContent")
+    status = await wait_status(app)
     jobs = await stored_jobs(settings)
-    assert len(jobs) == count, message
+    assert len(jobs) == count, status
     return jobs
 
 
@@ -70,16 +69,21 @@ async def stored_mask(settings: Settings, reference: str) -> bytes:
     return data
 
 
-async def rect(page: Page, selector: str) -> dict[str, float]:
-    return await page.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-                               ".getBoundingClientRect(); return {left: r.left, top: r.top, width: r.width, "
-                               "height: r.height}; })()")
+async def rect(app: Phone, selector: str) -> dict[str, float]:
+    """Where an element is in the viewport."""
+    return await app.page.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+                                   ".getBoundingClientRect(); return {left: r.left, top: r.top, width: r.width, "
+                                   "height: r.height}; })()")
 
 
-async def tap(page: Page, selector: str) -> None:
-    await page.evaluate(f"document.querySelector({json.dumps(selector)}).scrollIntoView({{block: 'center'}})")
+async def center_of(app: Phone, selector: str) -> tuple[float, float]:
+    box = await rect(app, selector)
+    return box["left"] + box["width"] / 2, box["top"] + box["height"] / 2
+
+
+async def tap(app: Phone, selector: str) -> None:
     # a click where the finger lifts (Chromium's touch emulation makes no click of a tap after a drag)
-    await page.click(*await page.center_of(selector))
+    await app.page.locator(selector).first.click()
 
 
 def along(start: tuple[float, float], end: tuple[float, float], steps: int = 12) -> list[tuple[float, float]]:
@@ -115,18 +119,22 @@ async def sent_photo(telegram, user: User, width: int, height: int) -> str:
 async def test_painting_strokes_queues_a_replace_whose_mask_is_white_exactly_where_the_finger_went(
         bot, telegram, browser, settings, alice_chat) -> None:
     ref = await sent_photo(telegram, ALICE, 640, 480)
-    page = await open_app(browser, settings, telegram, ALICE, f"s=paint&p={ref}")
-    await page.wait_for("document.getElementById('paint-canvas').width === 640")
-    canvas = await rect(page, "#paint-canvas")
+    app = await open_app(browser, settings, telegram, ALICE, f"s=paint&p={ref}")
+    await app.page.wait_for_function("() => document.getElementById('paint-canvas').width === 640")
+    canvas = await rect(app, "#paint-canvas")
     scale = 640 / canvas["width"]  # photo pixels per screen pixel
     start = (canvas["left"] + 40, canvas["top"] + 60)
     end = (canvas["left"] + 220, canvas["top"] + 140)
-    await page.touch_drag(along(start, end))
+    await app.touch_drag(along(start, end))
     dot = (canvas["left"] + 280, canvas["top"] + 200)
-    await page.touch_drag([dot])  # a tap paints a dot
-    await page.evaluate("document.getElementById('paint-prompt').value = 'a red balloon'")
-    await tap(page, "#replace")
-    [job] = await wait_jobs(settings, page, 1)
+    await app.touch_drag([dot])  # a tap paints a dot
+    # the main button is inactive until there is paint and a description
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.isActive") is False
+    await app.page.fill("#paint-prompt", "a red balloon")
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.isActive") is True
+    assert await app.page.evaluate("Telegram.WebApp.MainButton.text") == "Replace · \u20681 credit\u2069"
+    assert await press_main(app) == "main"
+    [job] = await wait_jobs(settings, app, 1)
     assert (job.operation, job.args, job.chat_id) == ("replace", {"prompt": "a red balloon"}, ALICE.id)
     mask = Image.open(io.BytesIO(await stored_mask(settings, job.inputs[1]))).convert("L")
     assert mask.size == (640, 480)
@@ -145,91 +153,94 @@ async def test_painting_strokes_queues_a_replace_whose_mask_is_white_exactly_whe
     # and the sandbox painted the result where the mask is white: the photo's size comes back
     [result] = await wait_media(telegram, alice_chat.id)
     assert size_of(result.media) == (640, 480)
-    assert page_errors(page) == []
+    assert page_errors(app) == []
 
 
 async def test_two_fingers_zoom_the_photo_and_paint_nothing(bot, telegram, browser, settings) -> None:
     ref = await sent_photo(telegram, ALICE, 640, 480)
-    page = await open_app(browser, settings, telegram, ALICE, f"s=paint&p={ref}")
-    await page.wait_for("document.getElementById('paint-canvas').width === 640")
-    before = await rect(page, "#paint-canvas")
+    app = await open_app(browser, settings, telegram, ALICE, f"s=paint&p={ref}")
+    await app.page.wait_for_function("() => document.getElementById('paint-canvas').width === 640")
+    before = await rect(app, "#paint-canvas")
     x, y = before["left"] + before["width"] / 2, before["top"] + before["height"] / 2
-    await page.touch("touchStart", [(x - 30, y), (x + 30, y)])
+    await app.touch("touchStart", [(x - 30, y), (x + 30, y)])
     for spread in range(40, 100, 10):
-        await page.touch("touchMove", [(x - spread, y), (x + spread, y)])
-    await page.touch("touchEnd", [])
-    after = await rect(page, "#paint-canvas")
+        await app.touch("touchMove", [(x - spread, y), (x + spread, y)])
+    await app.touch("touchEnd", [])
+    after = await rect(app, "#paint-canvas")
     assert after["width"] / before["width"] == pytest.approx(3.0, rel=0.05)  # the fingers spread 60 → 180 px
-    assert await page.evaluate("state.strokes.length") == 0
+    assert await app.page.evaluate("state.strokes.length") == 0
     # painting after the zoom lands where the finger is on the photo: the brush keeps its screen size
-    await page.touch_drag([(x, y)])
-    [stroke] = await page.evaluate("state.strokes")
+    await app.touch_drag([(x, y)])
+    [stroke] = await app.page.evaluate("state.strokes")
     photo_x = (x - after["left"]) * 640 / after["width"]
     assert stroke["points"][0][0] == pytest.approx(photo_x, abs=1)
     assert stroke["size"] == pytest.approx(36 * 640 / after["width"], rel=0.01)
-    assert page_errors(page) == []
+    assert page_errors(app) == []
 
 
 async def test_dragging_the_frame_queues_the_paddings_shown(bot, telegram, browser, settings, alice_chat) -> None:
     ref = await sent_photo(telegram, ALICE, 400, 300)
-    page = await open_app(browser, settings, telegram, ALICE, f"s=frame&p={ref}")
-    await tap(page, "[data-ratio='16:9']")
-    assert await page.evaluate("document.getElementById('side-left').textContent") == "\u2066+67\u2069 px"
-    assert await page.evaluate("document.getElementById('side-right').textContent") == "\u2066+67\u2069 px"
+    app = await open_app(browser, settings, telegram, ALICE, f"s=frame&p={ref}")
+    await tap(app, "[data-ratio='16:9']")
+    assert await app.page.evaluate("document.getElementById('side-left').textContent") == "\u2066+67\u2069 px"
+    assert await app.page.evaluate("document.getElementById('side-right').textContent") == "\u2066+67\u2069 px"
 
     async def drag(edge: str, dx: float, dy: float) -> int:
         """Drag an edge's handle; the padding it should give, from the scale the drag began at."""
-        box = await rect(page, "#frame-box")
-        pads = await page.evaluate("state.pads")
+        box = await rect(app, "#frame-box")
+        pads = await app.page.evaluate("state.pads")
         scale = box["width"] / (400 + pads["left"] + pads["right"])
-        x, y = await page.center_of(f".handle[data-edge='{edge}']")
-        await page.touch_drag(along((x, y), (x + dx, y + dy), 8))
+        x, y = await center_of(app, f".handle[data-edge='{edge}']")
+        await app.touch_drag(along((x, y), (x + dx, y + dy), 8))
         return round(pads[edge] + abs(dx or dy) / scale)
 
     right = await drag("right", 50, 0)
     bottom = await drag("bottom", 0, 60)
-    assert await page.evaluate("state.ratio") == "free"
-    assert await page.evaluate("document.getElementById('side-right').textContent") == f"\u2066+{right}\u2069 px"
-    await tap(page, "#expand")
-    [job] = await wait_jobs(settings, page, 1)
+    assert await app.page.evaluate("state.ratio") == "free"
+    assert await app.page.evaluate("document.getElementById('side-right').textContent") == f"\u2066+{right}\u2069 px"
+    assert await press_main(app) == "main"
+    [job] = await wait_jobs(settings, app, 1)
     assert (job.operation, job.args) == ("expand", {"left": 67, "top": 0, "right": right, "bottom": bottom})
     [result] = await wait_media(telegram, alice_chat.id)  # the sandbox expands by the paddings
     assert size_of(result.media) == (400 + 67 + right, 300 + bottom)
-    assert page_errors(page) == []
+    assert page_errors(app) == []
 
 
 async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser, settings) -> None:
     ref = await sent_photo(telegram, ALICE, 320, 240)
-    page = await open_app(browser, settings, telegram, ALICE, f"s=styles&p={ref}")
-    await page.wait_for_selector(".tile[data-operation='art'][data-style='oil']")
-    await page.wait_for("document.querySelector(\".tile[data-style='oil'] img\").naturalWidth > 0")  # PREVIEWS_DIR
-    assert await page.evaluate("document.querySelectorAll('.tile img').length") == 1
-    await tap(page, ".tile[data-operation='art'][data-style='oil']")
-    [art] = await wait_jobs(settings, page, 1)
-    await tap(page, ".gallery .counts button[data-count='2']")
-    await tap(page, ".tile[data-operation='headshot'][data-style='business']")
-    await page.wait_for("document.querySelector(\".tile[data-operation='headshot']\").disabled === false")
+    app = await open_app(browser, settings, telegram, ALICE, f"s=styles&p={ref}")
+    await app.page.wait_for_selector(".tile[data-operation='art'][data-style='oil']")
+    await app.page.wait_for_function("() => document.querySelector(\".tile[data-style='oil'] img\").naturalWidth > 0")
+    assert await app.page.evaluate("document.querySelectorAll('.tile img').length") == 1
+    await tap(app, ".tile[data-operation='art'][data-style='oil']")
+    [art] = await wait_jobs(settings, app, 1)
+    await tap(app, "#keep-editing")
+    await tap(app, ".gallery .counts button[data-count='2']")
+    await tap(app, ".tile[data-operation='headshot'][data-style='business']")
+    await app.page.wait_for_function("() => document.querySelector(\".tile[data-operation='headshot']\").disabled === false")
     jobs = await stored_jobs(settings)
     assert [(job.operation, job.args) for job in jobs] == [
         ("art", {"style": "oil", "prompt": ""}), ("headshot", {"style": "business", "count": 2})]
     assert art.inputs == [ref.split(".")[1]] and jobs[1].credits == 2
-    assert page_errors(page) == []
+    # each choice that costs credits was confirmed in Telegram's popup first
+    assert len(await app.page.evaluate("window.__popups")) == 2
+    assert page_errors(app) == []
 
 
 async def test_share_prepares_the_result_and_hands_its_id_to_telegram(
         bot, telegram, browser, settings, alice_chat) -> None:
     telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/colorize")
     await wait_media(telegram, alice_chat.id)
-    page = await open_app(browser, settings, telegram, ALICE, "s=results")
-    await page.wait_for("document.querySelector('#grid button img') && "
+    app = await open_app(browser, settings, telegram, ALICE, "s=results")
+    await app.page.wait_for_function("() => document.querySelector('#grid button img') && "
                         "document.querySelector('#grid button img').src.startsWith('blob:')")
-    await tap(page, "#grid button")
-    await page.wait_for_selector("#viewer-actions .share")
-    await tap(page, "#viewer-actions .share")
-    shared = await page.wait_for("window.__shared.length && window.__shared")
+    await tap(app, "#grid button")
+    await app.page.wait_for_selector("#viewer-actions .share")
+    await tap(app, "#viewer-actions .share")
+    shared = await (await app.page.wait_for_function("() => window.__shared.length && window.__shared")).json_value()
     [prepared] = telegram.prepared_messages.for_user(ALICE.id)
     assert shared == [prepared.id] and prepared.result["type"] == "photo"
-    assert page_errors(page) == []
+    assert page_errors(app) == []
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -244,25 +255,25 @@ async def test_every_screen_renders_in_both_themes_and_directions(
     folder = screenshots_dir()
     print(f"\nMini App screenshots: {folder}")
     for screen in ("paint", "frame", "styles", "results"):
-        page = await open_app(browser, settings, telegram, person, f"s={screen}&p={ref}", scheme=scheme)
-        assert await page.evaluate("document.documentElement.dir") == ("rtl" if language == "ar" else "ltr")
+        app = await open_app(browser, settings, telegram, person, f"s={screen}&p={ref}", scheme=scheme)
+        assert await app.page.evaluate("document.documentElement.dir") == ("rtl" if language == "ar" else "ltr")
         if screen == "paint":
-            canvas = await rect(page, "#paint-canvas")
-            await page.touch_drag(along((canvas["left"] + 60, canvas["top"] + 80),
+            canvas = await rect(app, "#paint-canvas")
+            await app.touch_drag(along((canvas["left"] + 60, canvas["top"] + 80),
                                         (canvas["left"] + 200, canvas["top"] + 120)))
         if screen == "frame":
-            await tap(page, "[data-ratio='1:1']")
+            await tap(app, "[data-ratio='1:1']")
         if screen == "styles":
-            await page.wait_for_selector(".tile")
+            await app.page.wait_for_selector(".tile")
         if screen == "results":
-            await page.wait_for("document.querySelector('#grid button img') && "
+            await app.page.wait_for_function("() => document.querySelector('#grid button img') && "
                                 "document.querySelector('#grid button img').src.startsWith('blob:')")
         # nothing wider than the phone: one hand, no sideways scrolling
-        assert await page.evaluate("document.documentElement.scrollWidth") <= 360
-        await page.screenshot(folder / f"{screen}-{scheme}-{language}.png")
+        assert await app.page.evaluate("document.documentElement.scrollWidth") <= 360
+        await app.page.screenshot(path=folder / f"{screen}-{scheme}-{language}.png")
         if screen == "results":
-            await tap(page, "#grid button")
-            await page.wait_for("document.getElementById('viewer-photo').src.startsWith('blob:')")
-            await page.screenshot(folder / f"result-{scheme}-{language}.png")
-        assert page_errors(page) == []
-        await browser.cdp.send("Target.closeTarget", {"targetId": page.target_id})
+            await tap(app, "#grid button")
+            await app.page.wait_for_function("() => document.getElementById('viewer-photo').src.startsWith('blob:')")
+            await app.page.screenshot(path=folder / f"result-{scheme}-{language}.png")
+        assert page_errors(app) == []
+        await app.page.context.close()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page
 from telegram.ext import ApplicationBuilder
 
 from bot.i18n import Text, catalogues, ntr, tr
@@ -256,18 +255,15 @@ MEASURE = """(lines) => lines.map(({text, runs, pairs}) => {
 
 
 @pytest.fixture
-async def page() -> AsyncIterator[Page]:
-    """A phone-sized page in Debian's headless Chromium (no browser download), with the Noto fonts."""
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=shutil.which("chromium"),
-                                                   args=["--font-render-hinting=none"])
-        try:
-            page = await browser.new_page(viewport={"width": 430, "height": 900}, device_scale_factor=2)
-            await page.set_content(f"<!doctype html><html><head><meta charset='utf-8'><style>{PAGE_CSS}</style>"
-                                   "</head><body></body></html>")
-            yield page
-        finally:
-            await browser.close()
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    """A phone-sized page in headless Chromium (the shared `browser` fixture), with the Noto fonts."""
+    page = await browser.new_page(viewport={"width": 430, "height": 900}, device_scale_factor=2)
+    try:
+        await page.set_content(f"<!doctype html><html><head><meta charset='utf-8'><style>{PAGE_CSS}</style>"
+                               "</head><body></body></html>")
+        yield page
+    finally:
+        await page.close()
 
 
 async def wrong_lines(page: Page, messages: Iterable[tuple[str, str]]) -> list[str]:

@@ -10,6 +10,12 @@ const state = {
   strokes: [],          // Paint: [{size, points: [[x, y], ...]}] in the photo's own pixels
   pads: {left: 0, top: 0, right: 0, bottom: 0},
   ratio: "free", count: 1, busy: false,
+  screens: {},          // {paint: {price, max_side}, frame: {...}} from the API
+  prices: {},           // what a style tap costs: {"art": "1 credit", "headshot 2": "2 credits", ...}
+  service: null,        // [width, height] the service gets for Paint: the mask is made at this size
+  redo: [],             // Paint: strokes undone, to redo
+  erasing: false, showMask: true,
+  stack: [],            // what the back button returns to: screens and the result viewer
 };
 const $ = (id) => document.getElementById(id);
 const MAX_PADDING = 2048;
@@ -26,53 +32,183 @@ async function api(path, options = {}) {
       body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
     });
   } catch (error) {
-    throw new Error(text("offline"));
+    throw Object.assign(new Error(text("offline")), {code: "offline"});
   }
   if (!response.ok) {
-    let message = text("failed");
-    try { message = (await response.json()).message || message; } catch (error) { /* not JSON: keep the general one */ }
-    throw new Error(message);
+    let message = text("failed"), code = "failed";
+    try { ({message = message, error: code = code} = await response.json()); } catch (error) { /* not JSON */ }
+    if (response.status === 401) { message = text("expired"); code = "expired"; }
+    throw Object.assign(new Error(message), {code});
   }
-  return options.blob ? response.blob() : response.json();
+  if (options.blob) return {blob: await response.blob(), size: response.headers.get("X-Image-Size")};
+  return response.json();
 }
 
-const blobs = new Map();  // ref -> Promise of an object URL
-function pictureUrl(ref) {
-  if (!blobs.has(ref)) {
-    blobs.set(ref, api("photo?ref=" + encodeURIComponent(ref), {blob: true}).then((blob) => URL.createObjectURL(blob)));
+// pictures come as copies sized for the phone (the server scales and caches them); a failed load is retried
+// on the next ask, not remembered
+const blobs = new Map();  // "size:ref" -> Promise of {url, width, height} (the original's size)
+function picture(ref, size) {
+  const key = size + ":" + ref;
+  if (!blobs.has(key)) {
+    const loading = api(`picture?size=${size}&ref=${encodeURIComponent(ref)}`, {blob: true}).then(({blob, size: original}) => {
+      const [width, height] = (original || "0x0").split("x").map(Number);
+      return {url: URL.createObjectURL(blob), width, height};
+    });
+    loading.catch(() => blobs.delete(key));
+    blobs.set(key, loading);
   }
-  return blobs.get(ref);
+  return blobs.get(key);
 }
+const pictureUrl = (ref, size = "display") => picture(ref, size).then((found) => found.url);
 
 function text(name, count) {
   const value = state.texts[name] || "";
   return count === undefined ? value : value.replace("{count}", String(count));
 }
 
-function say(message, isError) {
+const ISOLATE = (value) => "\u2068" + value + "\u2069";
+
+// an error, or a notice, at the top of the screen (the bar is sticky), with what can be done about it
+function say(message, isError, actions = []) {
   const box = $("message");
-  box.textContent = message;
+  $("message-text").textContent = message;
+  const buttons = $("message-actions");
+  buttons.textContent = "";
+  for (const [name, label, handler] of actions) {
+    const button = actionButton(label, handler);
+    button.dataset.action = name;
+    buttons.append(button);
+  }
   box.hidden = !message;
   box.classList.toggle("error", Boolean(isError));
+  if (message) box.scrollIntoView({block: "nearest"});
   if (message && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred(isError ? "error" : "success");
+}
+
+// what a failure offers: reopening when the session expired, buying when credits ran out, else trying again
+function sayError(error, retry) {
+  if (error.code === "expired") say(error.message, true, [["reopen", text("reopen"), () => tg && tg.close()]]);
+  else if (error.code === "credits" && state.canBuy) say(error.message, true, [["buy", text("buy"), buyCredits]]);
+  else if (retry) say(error.message, true, [["retry", text("retry"), retry]]);
+  else say(error.message, true);
+}
+
+function buyCredits() {
+  // the invoice is the chat's /buy: the person is sent back there, where Telegram's payment sheet opens
+  if (tg) tg.close();
+}
+
+// a done job: a confirmation over the screen, whatever its scroll, and the form emptied so nothing goes twice
+function confirmDone(message) {
+  $("done-text").textContent = message;
+  $("done").hidden = false;
+  if (tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("success");
+  resetForms();
+  $("keep-editing").focus();
+}
+
+function resetForms() {
+  state.strokes = []; state.redo = [];
+  state.pads = {left: 0, top: 0, right: 0, bottom: 0};
+  $("paint-prompt").value = "";
+  if (state.photo) { redraw(); if (!$("frame").hidden || shown.frame) setRatio("free"); }
+  updateMain();
 }
 
 async function submit(path, body, button) {
   if (state.busy) return;
   state.busy = true;
   if (button) button.disabled = true;
+  mainProgress(true);
   say("");
   try {
     const answer = await api(path, {body});
-    say(answer.message, false);
+    confirmDone(answer.message);
     refreshCredits();
     return answer;
   } catch (error) {
-    say(error.message, true);
+    sayError(error);
   } finally {
     state.busy = false;
     if (button) button.disabled = false;
+    mainProgress(false);
+    updateMain();
   }
+}
+
+// --- Telegram's controls: the main button, the back button, swipes, closing ---------------------------------
+
+const MAIN = {paint: {label: "paint_go", valid: () => state.strokes.length > 0 && $("paint-prompt").value.trim(), run: () => replace()},
+              frame: {label: "frame_go", valid: () => Object.values(state.pads).some(Boolean), run: () => expand()}};
+const hasMain = () => Boolean(tg && tg.MainButton && tg.isVersionAtLeast && tg.isVersionAtLeast("6.1"));
+
+function current() { return state.stack[state.stack.length - 1] || screenName(); }
+
+function updateMain() {
+  const screen = current();
+  const action = MAIN[screen];
+  const valid = Boolean(action && state.photo && action.valid()) && !state.busy && $("done").hidden;
+  const price = action && state.screens[screen] && state.screens[screen].price;
+  const label = action ? text(action.label) + (price ? " · " + ISOLATE(price) : "") : "";
+  for (const [name, entry] of Object.entries(MAIN)) {
+    const button = $(name === "paint" ? "replace" : "expand");
+    button.textContent = name === screen ? label : text(entry.label);
+    button.disabled = !(name === screen && valid);
+    button.hidden = hasMain();
+  }
+  if (hasMain()) {
+    tg.MainButton.setParams({text: label || " ", is_visible: Boolean(action) && Boolean(state.photo), is_active: valid});
+  }
+  const unsent = state.strokes.length > 0 || Object.values(state.pads).some(Boolean);
+  if (tg && tg.enableClosingConfirmation) {
+    if (unsent) tg.enableClosingConfirmation(); else tg.disableClosingConfirmation();
+  }
+}
+
+function mainProgress(on) {
+  if (!hasMain()) return;
+  if (on) tg.MainButton.showProgress(false); else tg.MainButton.hideProgress();
+}
+
+function pressMain() {
+  const action = MAIN[current()];
+  if (action && !state.busy && action.valid() && $("done").hidden) action.run();
+}
+
+// drawing and dragging must not pull the app down (Bot API 7.7)
+function holdSwipes(hold) {
+  if (!tg || !tg.disableVerticalSwipes) return;
+  if (hold) tg.disableVerticalSwipes(); else tg.enableVerticalSwipes();
+}
+
+function go(view) {
+  if (current() === view) return;
+  state.stack.push(view);
+  showView(view);
+}
+
+function back() {
+  if (state.stack.length > 1) state.stack.pop();
+  showView(current());
+}
+
+function showView(view) {
+  if (view === "viewer") { updateBack(); return; }
+  closeResult(false);
+  show(view);
+}
+
+function updateBack() {
+  if (!tg || !tg.BackButton) return;
+  if (state.stack.length > 1) tg.BackButton.show(); else tg.BackButton.hide();
+}
+
+// a choice that spends credits is confirmed first, in Telegram's own popup where there is one
+function confirmCost(price) {
+  if (!price || !tg || !tg.showPopup || !tg.isVersionAtLeast || !tg.isVersionAtLeast("6.2")) return Promise.resolve(true);
+  return new Promise((resolve) => tg.showPopup(
+    {message: text("confirm").replace("{price}", ISOLATE(price)), buttons: [{id: "go", type: "ok"}, {type: "cancel"}]},
+    (id) => resolve(id === "go")));
 }
 
 async function refreshCredits() {
@@ -80,6 +216,21 @@ async function refreshCredits() {
     const me = await api("me");
     $("credits").textContent = me.credits || "";
   } catch (error) { /* the header only loses its figure */ }
+}
+
+// the first screen's texts and direction, built into the page, from the language Telegram says the person uses
+function firstScreen() {
+  let all = {};
+  try { all = JSON.parse($("first-screen").textContent); } catch (error) { /* the page was changed: English below */ }
+  const user = tg && tg.initDataUnsafe && tg.initDataUnsafe.user;
+  const code = ((user && user.language_code) || navigator.language || "en").slice(0, 2).toLowerCase();
+  const found = all[code] || all.en || {texts: {}, rtl: false};
+  state.texts = found.texts;
+  document.documentElement.lang = all[code] ? code : "en";
+  document.documentElement.dir = found.rtl ? "rtl" : "ltr";
+  for (const element of document.querySelectorAll("[data-text]")) {
+    if (state.texts[element.dataset.text]) element.textContent = state.texts[element.dataset.text];
+  }
 }
 
 // --- theme, language, screens --------------------------------------------------------------------------------
@@ -93,6 +244,7 @@ function applyTheme() {
 
 function applyTexts(me) {
   state.texts = me.texts;
+  state.canBuy = Boolean(me.can_buy);
   state.followups = me.followups || [];
   document.documentElement.lang = me.language;
   document.documentElement.dir = me.rtl ? "rtl" : "ltr";
@@ -109,6 +261,7 @@ function screenName() {
 
 const shown = {};
 async function show(screen) {
+  $("done").hidden = true;
   for (const section of document.querySelectorAll(".screen")) section.hidden = section.id !== screen;
   for (const tab of document.querySelectorAll(".tab")) {
     if (tab.dataset.screen === screen) tab.setAttribute("aria-current", "page"); else tab.removeAttribute("aria-current");
@@ -116,32 +269,49 @@ async function show(screen) {
   document.title = text(screen);
   const needsPhoto = screen === "paint" || screen === "frame";
   $("no-photo").hidden = !(needsPhoto && !state.photoRef);
+  updateBack();
+  updateMain();
   if (needsPhoto && !state.photoRef) { $(screen).hidden = true; return; }
   try {
     if (needsPhoto || (screen === "styles" && state.photoRef)) await loadPhoto();
     if (!shown[screen]) { shown[screen] = true; await SCREENS[screen].open(); }
     else if (SCREENS[screen].again) SCREENS[screen].again();
   } catch (error) {
-    say(error.message, true);
+    shown[screen] = false;
+    sayError(error, () => { say(""); show(screen); });
   }
+  updateMain();
 }
 
 async function loadPhoto() {
   if (state.photo && state.photo.ref === state.photoRef) return;
-  const url = await pictureUrl(state.photoRef);
+  const found = await picture(state.photoRef, "display");
   const image = new Image();
-  image.src = url;
+  image.src = found.url;
   await image.decode();
-  state.photo = {ref: state.photoRef, url, width: image.naturalWidth, height: image.naturalHeight};
-  state.strokes = [];
+  // the photo's own size (the copy is smaller): paddings are in its pixels, the mask in the service's
+  const width = found.width || image.naturalWidth, height = found.height || image.naturalHeight;
+  state.photo = {ref: state.photoRef, url: found.url, width, height};
+  const most = state.screens.paint && state.screens.paint.max_side;
+  const scale = most && Math.max(width, height) > most ? most / Math.max(width, height) : 1;
+  state.service = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
+  state.strokes = []; state.redo = [];
   state.pads = {left: 0, top: 0, right: 0, bottom: 0};
-  for (const id of ["paint-photo", "frame-photo", "styles-photo"]) $(id).src = url;
+  for (const id of ["paint-photo", "frame-photo"]) $(id).src = found.url;
+  $("skeleton-paint").hidden = true;
   for (const name of ["paint", "frame"]) shown[name] = false;
 }
 
-function choosePhoto(ref, screen) {
+async function choosePhoto(ref, screen) {
+  const unsent = state.strokes.length > 0 || Object.values(state.pads).some(Boolean);
+  if (unsent && ref !== state.photoRef && tg && tg.showConfirm) {
+    // a painting or a frame is not dropped without asking
+    const keep = await new Promise((resolve) => tg.showConfirm(text("confirm_drop") || text("clear") + "?", resolve));
+    if (!keep) return;
+  }
   state.photoRef = ref;
   say("");
+  state.stack = [screen];
   show(screen);
 }
 
@@ -151,8 +321,7 @@ const paint = {zoom: 1, panX: 0, panY: 0, pointers: new Map(), pinch: null, stro
 
 function paintOpen() {
   const canvas = $("paint-canvas");
-  canvas.width = state.photo.width;
-  canvas.height = state.photo.height;
+  [canvas.width, canvas.height] = state.service;
   paint.zoom = 1; paint.panX = 0; paint.panY = 0;
   applyZoom();
   redraw();
@@ -160,14 +329,15 @@ function paintOpen() {
 
 function toPhoto(event) {
   const rect = $("paint-canvas").getBoundingClientRect();
-  return [(event.clientX - rect.left) * state.photo.width / rect.width,
-          (event.clientY - rect.top) * state.photo.height / rect.height];
+  const canvas = $("paint-canvas");
+  return [(event.clientX - rect.left) * canvas.width / rect.width,
+          (event.clientY - rect.top) * canvas.height / rect.height];
 }
 
 function brushPixels() {
   // the brush slider is in screen pixels: the same stroke width whatever the zoom
   const rect = $("paint-canvas").getBoundingClientRect();
-  return Number($("brush").value) * state.photo.width / rect.width;
+  return Number($("brush").value) * $("paint-canvas").width / rect.width;
 }
 
 function drawStrokes(context, colour) {
@@ -176,6 +346,8 @@ function drawStrokes(context, colour) {
   context.strokeStyle = colour;
   context.fillStyle = colour;
   for (const stroke of state.strokes) {
+    // the eraser paints transparency over what was painted before it
+    context.globalCompositeOperation = stroke.erase ? "destination-out" : "source-over";
     context.lineWidth = stroke.size;
     const [first, ...rest] = stroke.points;
     context.beginPath();
@@ -188,6 +360,7 @@ function drawStrokes(context, colour) {
     for (const [x, y] of rest) context.lineTo(x, y);
     context.stroke();
   }
+  context.globalCompositeOperation = "source-over";
 }
 
 function redraw() {
@@ -197,21 +370,19 @@ function redraw() {
   drawStrokes(context, getComputedStyle(document.documentElement).getPropertyValue("--paint").trim() || "#ff4081");
 }
 
-// the longest side of the photo as the bot sends it to be painted: the API takes masks of at most that size
-const MASK_SIDE = 2048;
-
 function maskPng() {
-  // the mask at the photo's size as the bot will send it (fitted into MASK_SIDE): black, white where painted
-  const {width, height} = state.photo;
-  const scale = Math.min(1, MASK_SIDE / Math.max(width, height));
+  // the mask at the size the service gets: black, white where painted (the strokes, erasing included, are
+  // drawn on transparency first, then laid on black)
+  const [width, height] = state.service;
+  const strokes = document.createElement("canvas");
+  strokes.width = width; strokes.height = height;
+  drawStrokes(strokes.getContext("2d"), "#fff");
   const canvas = document.createElement("canvas");
-  canvas.width = Math.max(1, Math.round(width * scale));
-  canvas.height = Math.max(1, Math.round(height * scale));
+  canvas.width = width; canvas.height = height;
   const context = canvas.getContext("2d");
   context.fillStyle = "#000";
-  context.fillRect(0, 0, canvas.width, canvas.height);
-  context.scale(canvas.width / width, canvas.height / height);
-  drawStrokes(context, "#fff");
+  context.fillRect(0, 0, width, height);
+  context.drawImage(strokes, 0, 0);
   return canvas.toDataURL("image/png");
 }
 
@@ -234,9 +405,12 @@ function paintDown(event) {
     return;
   }
   if (paint.pointers.size > 2) return;
-  paint.stroke = {size: brushPixels(), points: [toPhoto(event)]};
+  holdSwipes(true);
+  paint.stroke = {size: brushPixels(), points: [toPhoto(event)], erase: state.erasing};
   state.strokes.push(paint.stroke);
+  state.redo = [];
   redraw();
+  updateMain();
 }
 
 function paintMove(event) {
@@ -265,11 +439,12 @@ function paintMove(event) {
 function paintUp(event) {
   paint.pointers.delete(event.pointerId);
   if (paint.pointers.size < 2) paint.pinch = null;
-  if (!paint.pointers.size) paint.stroke = null;
+  if (!paint.pointers.size) { paint.stroke = null; holdSwipes(false); }
 }
 
 async function replace() {
   if (!state.strokes.length) { say(text("paint_hint"), true); return; }
+  if (!$("paint-prompt").value.trim()) { say(text("paint_prompt"), true); $("paint-prompt").focus(); return; }
   await submit("jobs/replace", {photo: state.photoRef, mask: maskPng(), prompt: $("paint-prompt").value},
                $("replace"));
 }
@@ -301,7 +476,7 @@ function layoutFrame() {
   for (const side of ["left", "top", "right", "bottom"]) {
     $("side-" + side).textContent = text("pixels", "\u2066+" + pads[side] + "\u2069");
   }
-  $("expand").disabled = !(pads.left || pads.top || pads.right || pads.bottom);
+  updateMain();
 }
 
 function setRatio(ratio) {
@@ -324,6 +499,7 @@ function frameDown(event) {
   if (!edge) return;
   event.preventDefault();
   event.target.setPointerCapture(event.pointerId);
+  holdSwipes(true);
   frame.drag = {edge, x: event.clientX, y: event.clientY, start: state.pads[edge], scale: frame.scale};
 }
 
@@ -341,7 +517,7 @@ function frameMove(event) {
   layoutFrame();
 }
 
-function frameUp() { frame.drag = null; }
+function frameUp() { if (frame.drag) holdSwipes(false); frame.drag = null; }
 
 async function expand() {
   await submit("jobs/expand", {photo: state.photoRef, ...state.pads}, $("expand"));
@@ -351,6 +527,7 @@ async function expand() {
 
 async function stylesOpen() {
   $("styles-photo").hidden = !state.photoRef;
+  if (state.photoRef) pictureUrl(state.photoRef, "thumb").then((url) => { $("styles-photo").src = url; }, () => {});
   const {groups} = await api("styles");
   const galleries = $("galleries");
   galleries.textContent = "";
@@ -390,6 +567,10 @@ async function stylesOpen() {
       if (style.preview) {
         const preview = document.createElement("img");
         preview.alt = "";
+        preview.loading = "lazy";
+        preview.decoding = "async";
+        // shown once loaded: never a broken-image icon while it loads
+        preview.addEventListener("load", () => preview.classList.add("loaded"));
         preview.src = style.preview;
         tile.append(preview);
       } else {
@@ -397,6 +578,7 @@ async function stylesOpen() {
       }
       const label = document.createElement("span");
       label.textContent = style.label;
+      label.dir = "auto";  // "GPT Image 2" in an Arabic page keeps its own order
       tile.append(label);
       tile.addEventListener("click", () => runStyle(group, style, counts, tile));
       tiles.append(tile);
@@ -412,16 +594,48 @@ async function runStyle(group, style, counts, tile) {
   if (counts) body.count = Number(counts.querySelector('[aria-pressed="true"]').dataset.count);
   else body.prompt = $("styles-prompt").value;
   if (group.prompt && !body.prompt.trim()) { say(text("describe"), true); $("styles-prompt").focus(); return; }
+  if (!await confirmCost(state.prices[body.count ? `${group.operation} ${body.count}` : group.operation])) return;
   await submit("jobs/run", body, tile);
 }
 
 // --- My results ----------------------------------------------------------------------------------------------
 
+// My results asks again every few seconds while it is shown, so a result delivered meanwhile appears
+const REFRESH_MS = 4000;
+let refreshTimer = null;
+let listed = "";
+
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    if (!$("results").hidden && document.visibilityState !== "hidden") {
+      try { await resultsOpen(); } catch (error) { /* the next round tries again */ }
+    }
+    scheduleRefresh();
+  }, REFRESH_MS);
+}
+
+function showPending(pending) {
+  $("pending").hidden = !pending.length;
+  const list = $("pending-list");
+  list.textContent = "";
+  for (const job of pending) {
+    const item = document.createElement("li");
+    item.textContent = job.title;
+    list.append(item);
+  }
+}
+
 async function resultsOpen() {
-  const {results} = await api("results");
+  scheduleRefresh();
+  const [{results}, {pending}] = await Promise.all([api("results"), api("pending")]);
+  showPending(pending);
+  const key = results.map((result) => result.ref).join(" ");
+  if (key === listed && $("grid").childElementCount) return;  // nothing new: the tiles stay as they are
+  listed = key;
   const grid = $("grid");
   grid.textContent = "";
-  $("no-results").hidden = results.length > 0;
+  $("no-results").hidden = results.length > 0 || pending.length > 0;
   const observer = "IntersectionObserver" in window ? new IntersectionObserver(loadVisible, {rootMargin: "200px"}) : null;
   for (const result of results) {
     const button = document.createElement("button");
@@ -444,7 +658,11 @@ function loadVisible(entries, observer) {
 }
 
 async function fill(button) {
-  try { button.firstChild.src = await pictureUrl(button.dataset.ref); } catch (error) { button.disabled = true; }
+  try {
+    const image = button.firstChild;
+    image.addEventListener("load", () => button.classList.add("loaded"), {once: true});
+    image.src = await pictureUrl(button.dataset.ref, "thumb");
+  } catch (error) { button.disabled = true; }
 }
 
 function actionButton(label, handler, className) {
@@ -458,33 +676,55 @@ function actionButton(label, handler, className) {
 
 async function openResult(result) {
   $("grid").hidden = true;
+  $("pending").hidden = true;
   $("viewer").hidden = false;
   say("");
-  $("viewer-photo").src = await pictureUrl(result.ref);
+  state.stack.push("viewer");
+  updateBack();
+  $("viewer-photo").removeAttribute("src");
+  pictureUrl(result.ref).then((url) => { $("viewer-photo").src = url; }, (error) => sayError(error));
   const actions = $("viewer-actions");
   actions.textContent = "";
-  actions.append(actionButton(text("share"), (button) => share(result.ref, button), "share"));
+  if (canShare()) actions.append(actionButton(text("share"), (button) => share(result.ref, button), "share"));
+  else {
+    const note = document.createElement("p");
+    note.className = "hint";
+    note.textContent = text("no_share");
+    actions.append(note, actionButton(text("back_to_chat"), () => tg && tg.close(), "share"));
+  }
   actions.append(actionButton(text("paint"), () => choosePhoto(result.ref, "paint")));
   actions.append(actionButton(text("frame"), () => choosePhoto(result.ref, "frame")));
   actions.append(actionButton(text("styles"), () => { shown.styles = false; choosePhoto(result.ref, "styles"); }));
   for (const next of state.followups) {
-    actions.append(actionButton(next.label, (button) => submit("jobs/run",
-      {operation: next.operation, argument: next.argument, photo: result.ref}, button)));
+    actions.append(actionButton(next.label, async (button) => {
+      if (await confirmCost(state.prices[next.operation])) {
+        submit("jobs/run", {operation: next.operation, argument: next.argument, photo: result.ref}, button);
+      }
+    }));
   }
-  if (tg && tg.BackButton) tg.BackButton.show();
 }
 
-function closeResult() {
+function closeResult(pop = true) {
+  if ($("viewer").hidden) return;
   $("viewer").hidden = true;
   $("grid").hidden = false;
-  if (tg && tg.BackButton) tg.BackButton.hide();
+  if (pop && current() === "viewer") state.stack.pop();
+  updateBack();
 }
 
+// shareMessage arrived in Bot API 8.0: older clients get the way round it instead of a silent failure
+const canShare = () => Boolean(tg && tg.shareMessage && tg.isVersionAtLeast && tg.isVersionAtLeast("8.0"));
+
 async function share(ref, button) {
-  const answer = await submit("share", {photo: ref}, button);
-  if (answer && tg && tg.shareMessage) {
-    say("");
+  if (state.busy) return;
+  button.disabled = true;
+  try {
+    const answer = await api("share", {body: {photo: ref}});
     tg.shareMessage(answer.id);
+  } catch (error) {
+    sayError(error);
+  } finally {
+    button.disabled = false;
   }
 }
 
@@ -496,40 +736,68 @@ const SCREENS = {
 };
 
 function wire() {
-  for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => { closeResult(); show(tab.dataset.screen); });
+  for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => go(tab.dataset.screen));
   const stage = $("paint-stage");
   stage.addEventListener("pointerdown", paintDown);
   stage.addEventListener("pointermove", paintMove);
   stage.addEventListener("pointerup", paintUp);
   stage.addEventListener("pointercancel", paintUp);
-  $("undo").addEventListener("click", () => { state.strokes.pop(); redraw(); });
-  $("clear").addEventListener("click", () => { state.strokes = []; redraw(); });
-  $("replace").addEventListener("click", replace);
+  $("undo").addEventListener("click", () => { if (state.strokes.length) state.redo.push(state.strokes.pop()); redraw(); updateMain(); });
+  $("redo").addEventListener("click", () => { if (state.redo.length) state.strokes.push(state.redo.pop()); redraw(); updateMain(); });
+  $("clear").addEventListener("click", () => { state.strokes = []; state.redo = []; redraw(); updateMain(); });
+  $("eraser").addEventListener("click", () => {
+    state.erasing = !state.erasing;
+    $("eraser").setAttribute("aria-pressed", String(state.erasing));
+  });
+  $("mask-toggle").addEventListener("click", () => {
+    state.showMask = !state.showMask;
+    $("mask-toggle").setAttribute("aria-pressed", String(state.showMask));
+    $("paint-canvas").hidden = !state.showMask;
+  });
+  const brushDot = () => { $("brush-dot").style.width = $("brush-dot").style.height = $("brush").value + "px"; };
+  $("brush").addEventListener("input", brushDot);
+  brushDot();
+  $("paint-prompt").addEventListener("input", updateMain);
+  $("replace").addEventListener("click", pressMain);
+  $("back-to-chat").addEventListener("click", () => { if (tg) tg.close(); });
+  $("keep-editing").addEventListener("click", () => { $("done").hidden = true; updateMain(); });
   for (const button of document.querySelectorAll("[data-ratio]")) button.addEventListener("click", () => setRatio(button.dataset.ratio));
   const box = $("frame-box");
   box.addEventListener("pointerdown", frameDown);
   box.addEventListener("pointermove", frameMove);
   box.addEventListener("pointerup", frameUp);
   box.addEventListener("pointercancel", frameUp);
-  $("expand").addEventListener("click", expand);
+  $("expand").addEventListener("click", pressMain);
   window.addEventListener("resize", () => { if (!$("frame").hidden && state.photo) layoutFrame(); });
-  if (tg && tg.BackButton) tg.BackButton.onClick(closeResult);
+  if (tg && tg.BackButton) tg.BackButton.onClick(back);
+  if (hasMain()) tg.MainButton.onClick(pressMain);
+  document.addEventListener("visibilitychange", () => { if (!$("results").hidden && document.visibilityState === "visible") resultsOpen().catch(() => {}); });
 }
 
 async function start() {
-  if (tg) { tg.ready(); tg.expand(); if (tg.onEvent) tg.onEvent("themeChanged", applyTheme); }
-  applyTheme();
-  wire();
+  $("loading").hidden = false;
+  say("");
   try {
-    applyTexts(await api("me"));
+    // in parallel: the texts, the screens' prices, and the photo the screen shows
+    const photo = state.photoRef ? picture(state.photoRef, "display") : null;
+    if (photo) photo.catch(() => {});
+    const [me, {screens, prices}] = await Promise.all([api("me"), api("screens")]);
+    applyTexts(me);
+    state.screens = screens;
+    state.prices = prices;
   } catch (error) {
     $("loading").hidden = true;
-    say(error.message, true);
+    sayError(error, start);
     return;
   }
   $("loading").hidden = true;
+  state.stack = [screenName()];
   await show(screenName());
   document.body.dataset.ready = "true";
 }
 
+if (tg) { tg.ready(); tg.expand(); if (tg.onEvent) tg.onEvent("themeChanged", applyTheme); }
+applyTheme();
+firstScreen();
+wire();
 start();
