@@ -187,9 +187,8 @@ async def test_dragging_the_frame_queues_the_paddings_shown(bot, telegram, brows
 
     async def drag(edge: str, dx: float, dy: float) -> int:
         """Drag an edge's handle; the padding it should give, from the scale the drag began at."""
-        box = await rect(app, "#frame-box")
         pads = await app.page.evaluate("state.pads")
-        scale = box["width"] / (400 + pads["left"] + pads["right"])
+        scale = (await rect(app, "#frame-photo"))["width"] / 400  # screen pixels per photo pixel
         x, y = await center_of(app, f".handle[data-edge='{edge}']")
         await app.touch_drag(along((x, y), (x + dx, y + dy), 8))
         return round(pads[edge] + abs(dx or dy) / scale)
