@@ -81,7 +81,7 @@ class StarReconciler:
         what else it changed."""
         payments = await star_payments(self._bot)
         done = await self._credits.reconcile(payments)
-        done.recovered += await self._credits.subscriptions.reconcile(payments)  # the plan's periods, beside the packs
+        done.recovered.extend(await self._credits.subscriptions.reconcile(payments))  # the plan's periods, beside the packs
         for payment in done.recovered:
             log.warning("payment %s had not reached the bot: %d credits added for user %s",
                         payment.charge_id, payment.credits, payment.user_id)
