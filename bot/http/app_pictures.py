@@ -22,9 +22,10 @@ from aiohttp import web
 from PIL import Image, ImageOps
 
 from bot.http import app_texts
-from bot.http.app_api import API_PATH, AppApi, Caller, MiniApp, _authenticated
+from bot.http.app_api import _INSPECT, API_PATH, ApiError, AppApi, Caller, MiniApp, _authenticated
 from bot.http.app_sizes import SIDES
 from bot.i18n import tr
+from bot.images import ImageRejected, _damaged_reason
 from bot.jobs.service import JobRequest
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import ACTIVE_STATES
@@ -35,6 +36,8 @@ CACHE_BYTES = 24 * 1024 * 1024
 #: an argument each screen's operation accepts, to price it before the person has chosen one
 _SAMPLE = {"paint": "a", "frame": "1 1 1 1"}
 PENDING_SHOWN = 10
+# what Pillow raises on a damaged or truncated file
+_DECODE_ERRORS = (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError)
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,16 @@ def etag_of(file_id: str, size: str) -> str:
 
 
 def scaled_copy(data: bytes, size: str, etag: str) -> Copy:
-    """A copy of an image no longer than SIDES[size], upright; WebP (with its transparency, if any)."""
+    """A copy of an image no longer than SIDES[size], upright; WebP (with its transparency, if any).
+
+    Runs in a thread under the preparation budget, after its header was checked (PageExtras.picture)."""
+    try:
+        return _scaled(data, size, etag)
+    except _DECODE_ERRORS as error:
+        raise ImageRejected(_damaged_reason(_INSPECT)) from error
+
+
+def _scaled(data: bytes, size: str, etag: str) -> Copy:
     with Image.open(io.BytesIO(data)) as image:
         stored = image.size
         # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked: a 2560 px photo bound for 320 px decodes at 320
@@ -109,7 +121,15 @@ class PageExtras:
         if etag in request.headers.get("If-None-Match", "") and found is not None:
             return web.Response(status=304, headers=headers)
         if found is None:
-            found = scaled_copy(await self.core._download(file_id), size, etag)
+            # a download holds megabytes and a document may decode to far more than it weighs: a large
+            # request's slot, the header checked (pixels capped), the decode in a thread under the worker's budget
+            async with self.app.large.slot(caller.user_id):
+                data = await self.core._download(file_id)
+                try:
+                    found = await self.app.preparation.run(
+                        data, _INSPECT, lambda checked: scaled_copy(checked, size, etag))
+                except ImageRejected as error:
+                    raise ApiError(400, "bad_image", error.text) from error
             self.cache.put((file_id, size), found)
         headers["X-Image-Size"] = f"{found.original[0]}x{found.original[1]}"
         return web.Response(body=found.data, content_type=found.mime, headers=headers)

@@ -602,3 +602,36 @@ async def test_a_person_keeps_at_most_twenty_masks(world: World) -> None:
     kept = [await world.stored.load(reference) for reference in mine]
     assert kept[:5] == [None] * 5 and kept[5:] == [b"mask %d" % number for number in range(5, MOST_KEPT + 5)]
     assert await world.stored.load(bobs) == b"bob's"
+
+
+async def test_a_pictures_copy_is_made_off_the_event_loop_within_the_budgets(
+        world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Hostile review: `picture` decoded any document on the event loop, with no pixel cap and no large-request
+    slot; a 200-megapixel PNG of a few hundred kilobytes was a 500 and a truncated one a traceback."""
+    import bot.http.app_pictures as pictures
+
+    made_in: list[str] = []
+    scaled = pictures.scaled_copy
+
+    def spy(data: bytes, size: str, etag: str) -> pictures.Copy:
+        made_in.append(threading.current_thread().name)
+        return scaled(data, size, etag)
+
+    monkeypatch.setattr(pictures, "scaled_copy", spy)
+    status, _ = await world.get(f"picture?ref={as_document(world, painted_bomb_png(8000, 5000))}&size=thumb")
+    assert status == 200
+    assert made_in and threading.main_thread().name not in made_in
+    made_in.clear()
+    truncated = png(640, 480)[:300]
+    with caplog.at_level(logging.INFO):
+        for data in (painted_bomb_png(20000, 10000), truncated):
+            status, _ = await world.get(f"picture?ref={as_document(world, data)}&size=display")
+            assert 400 <= status < 500
+    assert made_in == [] or all(name != threading.main_thread().name for name in made_in)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
+    # one person's copies download a few at a time, as photos do
+    downloads = counting_downloads(world)
+    refs = [world.photo(jpeg(320, 240 + index)) for index in range(8)]
+    answers = await asyncio.gather(*(world.get(f"picture?ref={ref}&size=thumb") for ref in refs))
+    assert [status for status, _ in answers] == [200] * 8
+    assert downloads["most"] <= 2
