@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -203,3 +204,25 @@ async def audit_command(settings: Settings) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     output, _ = await process.communicate()
     return process.returncode, output.decode().strip().splitlines()[-1]
+
+
+async def test_a_plan_receipt_credits_no_more_than_the_stars_it_paid(settings, telegram, caplog):
+    """Hostile review: a plan's credits came from its receipt's payload alone, whatever the amount or currency paid
+    (a pack's receipt was already read by its Stars); a receipt of 1 Star for "subscription:300:250" gave 300."""
+    caplog.set_level(logging.INFO)
+    bob = private_chat(BOB)
+    running = await started(settings, telegram)
+    try:
+        expires = int(time.time()) + 2592000
+        for number, (currency, amount) in enumerate((("USD", 250), ("XTR", 1))):
+            receipt = {"currency": currency, "total_amount": amount, "invoice_payload": f"subscription:{PLAN}",
+                       "telegram_payment_charge_id": f"stxForged{number}", "provider_payment_charge_id": "",
+                       "subscription_expiration_date": expires + number, "is_recurring": True,
+                       "is_first_recurring": True}
+            message = telegram._state.add_message(bob, BOB, "successful_payment",
+                                                  extra={"successful_payment": receipt})
+            telegram._state.push_update("message", message.to_dict())
+            await telegram.wait_for(lambda number=number: f"stxForged{number}" in caplog.text)
+        assert await plan_credits(running.settings, BOB.id) == (1, 0)  # 300 credits for 250 Stars: 1 for 1
+    finally:
+        await running.stop()
