@@ -33,6 +33,9 @@ from bot.store import ACTIVE_STATES
 QUALITY = {"thumb": 72, "display": 80}
 #: copies kept in memory, by total size
 CACHE_BYTES = 24 * 1024 * 1024
+#: what one cached copy costs beyond its bytes (its key, validator and the dictionary's entry), counted so that
+#: many tiny copies (a 1 px picture's is 40 bytes) cannot hold far more memory than CACHE_BYTES
+ENTRY_OVERHEAD = 1024
 #: an argument each screen's operation accepts, to price it before the person has chosen one
 _SAMPLE = {"paint": "a", "frame": "1 1 1 1"}
 PENDING_SHOWN = 10
@@ -68,10 +71,10 @@ class CopyCache:
         if key in self._items:
             return
         self._items[key] = copy
-        self._bytes += len(copy.data)
+        self._bytes += len(copy.data) + ENTRY_OVERHEAD
         while self._bytes > self.limit and len(self._items) > 1:
             _, dropped = self._items.popitem(last=False)
-            self._bytes -= len(dropped.data)
+            self._bytes -= len(dropped.data) + ENTRY_OVERHEAD
 
 
 def etag_of(file_id: str, size: str) -> str:
