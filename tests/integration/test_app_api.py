@@ -635,3 +635,33 @@ async def test_a_pictures_copy_is_made_off_the_event_loop_within_the_budgets(
     answers = await asyncio.gather(*(world.get(f"picture?ref={ref}&size=thumb") for ref in refs))
     assert [status for status, _ in answers] == [200] * 8
     assert downloads["most"] <= 2
+
+
+async def test_pictures_and_pending_are_the_callers_own_and_odd_parameters_are_4xx(world: World) -> None:
+    """Hostile review of `picture`, `pending` and `screens`: another person's photo or its cached copy (even
+    with the copy's ETag), forged or expired initData, and odd or huge parameters."""
+    ref = world.photo(jpeg(320, 240))
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb", headers=world.auth())
+    assert response.status == 200
+    etag = response.headers["ETag"]
+    # cached now: Bob still gets no copy, no 304 and not the photo's size
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb",
+                                      headers={**world.auth(BOB), "If-None-Match": etag})
+    assert response.status == 403 and "X-Image-Size" not in response.headers
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb",
+                                      headers={**world.auth(), "If-None-Match": etag})
+    assert response.status == 304
+    for query in (f"ref={ref}&size=huge", f"ref={ref}&size=", f"ref={ref}&size=__class__", "ref=" + "A" * 4000,
+                  "ref=r.99999999999999999999999.0", "ref=r.1.99999999999", "ref=r.%C2%B2.0", "ref=%00",
+                  f"ref={ref}&ref={ref}&size=thumb&size=display"):
+        status, _ = await world.get("picture?" + query)
+        assert 400 <= status < 500 or (status == 200 and query.startswith(f"ref={ref}&ref=")), (query, status)
+    for path in ("picture?ref=" + ref, "pending", "screens"):
+        assert (await world.get(path, age=2 * 86400))[0] == 401
+        response = await world.client.get("/app/api/" + path, headers={"Authorization": "tma user=%7B%7D&hash=00"})
+        assert response.status == 401
+    assert (await world.post("jobs/run", {"operation": "upscale", "argument": "2", "photo": ref}))[0] == 200
+    status, body = await world.get("pending", BOB)
+    assert status == 200 and body["pending"] == []
+    status, body = await world.get("pending")
+    assert status == 200 and len(body["pending"]) == 1
