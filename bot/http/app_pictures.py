@@ -25,7 +25,7 @@ from bot.http import app_texts
 from bot.http.app_api import _INSPECT, API_PATH, ApiError, AppApi, Caller, MiniApp, _authenticated
 from bot.http.app_sizes import SIDES
 from bot.i18n import tr
-from bot.images import ImageRejected, _damaged_reason
+from bot.images import ImageRejected, _damaged_reason, inspect
 from bot.jobs.service import JobRequest
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import ACTIVE_STATES
@@ -39,6 +39,10 @@ ENTRY_OVERHEAD = 1024
 #: an argument each screen's operation accepts, to price it before the person has chosen one
 _SAMPLE = {"paint": "a", "frame": "1 1 1 1"}
 PENDING_SHOWN = 10
+#: a copy of a picture larger than a phone's photo costs one more plain read of the request budget for each
+#: this many pixels (a 40-megapixel document's copy costs 6, near a paint request's 10): decoding it takes a
+#: second of CPU and the worker's image-preparation budget, so one person cannot keep both busy at the refill rate
+PIXELS_PER_READ = 8_000_000
 # what Pillow raises on a damaged or truncated file
 _DECODE_ERRORS = (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError)
 
@@ -129,6 +133,10 @@ class PageExtras:
             async with self.app.large.slot(caller.user_id):
                 data = await self.core._download(file_id)
                 try:
+                    info = inspect(data, _INSPECT)
+                    extra = info.width * info.height // PIXELS_PER_READ
+                    if extra and not self.app.budget.take(caller.user_id, extra):
+                        raise ApiError(429, "rate_limited", app_texts.RATE_LIMITED)
                     found = await self.app.preparation.run(
                         data, _INSPECT, lambda checked: scaled_copy(checked, size, etag))
                 except ImageRejected as error:

@@ -665,3 +665,14 @@ async def test_pictures_and_pending_are_the_callers_own_and_odd_parameters_are_4
     assert status == 200 and body["pending"] == []
     status, body = await world.get("pending")
     assert status == 200 and len(body["pending"]) == 1
+
+
+async def test_a_large_pictures_copy_costs_more_of_the_budget(world: World) -> None:
+    """Hostile review: a copy cost one plain read whatever it decoded, so one person could keep 2 decodes of
+    40-megapixel documents a second (a second of CPU each, in the worker's preparation budget) going for ever."""
+    world.app.budget = RequestBudget(burst=10, rate=0.001)
+    bombs = [as_document(world, painted_bomb_png(8000, 5000)) for _ in range(2)]
+    assert (await world.get(f"picture?ref={bombs[0]}&size=thumb"))[0] == 200  # 1 + 5 of 10
+    status, body = await world.get(f"picture?ref={bombs[1]}&size=thumb")
+    assert (status, body["error"]) == (429, "rate_limited")
+    assert (await world.get(f"picture?ref={world.photo(jpeg(320, 240))}&size=thumb"))[0] == 200  # small: 1
