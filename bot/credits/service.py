@@ -228,9 +228,12 @@ class SubscriptionService:
         self._clock = clock
 
     async def grant(self, user_id: int, payload: str, charge_id: str, *, expires_at: datetime,
-                    first: bool | None) -> int:
-        """Add a paid period's credits once per charge id: how many (0 when counted already or no plan named)."""
-        plan = subscription.plan_in(payload)
+                    first: bool | None, stars: int | None = None) -> int:
+        """Add a paid period's credits once per charge id: how many (0 when counted already or no plan named).
+
+        `stars`: what Telegram's record says was paid; fewer Stars than the payload's plan buy fewer credits, as a
+        pack's do (the payload alone is never trusted for more than was paid)."""
+        plan = subscription.paid_plan(payload, stars)
         if plan is None:
             return 0
         async with self._sessions() as session, session.begin():
@@ -261,7 +264,7 @@ class SubscriptionService:
                 continue
             period = timedelta(seconds=payment.subscription_period or subscription.PERIOD.total_seconds())
             credits = await self.grant(payment.user_id, payment.payload, payment.charge_id,
-                                       expires_at=payment.date + period, first=None)
+                                       expires_at=payment.date + period, first=None, stars=payment.stars)
             if credits:
                 recovered.append(Recovered(payment.charge_id, payment.user_id, credits, payment.language))
         return recovered

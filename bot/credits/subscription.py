@@ -64,6 +64,16 @@ def plan_in(payload: str) -> SubscriptionPlan | None:
     return SubscriptionPlan(int(parts[0]), int(parts[1]))
 
 
+def paid_plan(payload: str, stars: int | None) -> SubscriptionPlan | None:
+    """The plan a payment of `stars` for this payload buys: the payload's, with fewer credits for fewer Stars (as a
+    pack's receipt is read); None when it names no plan or buys nothing. `stars` None: the payload's own price."""
+    plan = plan_in(payload)
+    if plan is None or stars is None or stars >= plan.stars:
+        return plan if plan is None or plan.credits > 0 else None
+    credits = plan.credits * max(0, stars) // plan.stars
+    return SubscriptionPlan(credits, max(0, stars)) if credits > 0 else None
+
+
 def is_subscription(payload: str) -> bool:
     """Whether an invoice payload is the plan's (not a pack's)."""
     return payload.startswith(PAYLOAD_PREFIX)

@@ -22,9 +22,10 @@ from aiohttp import web
 from PIL import Image, ImageOps
 
 from bot.http import app_texts
-from bot.http.app_api import API_PATH, AppApi, Caller, MiniApp, _authenticated
+from bot.http.app_api import _INSPECT, API_PATH, ApiError, AppApi, Caller, MiniApp, _authenticated
 from bot.http.app_sizes import SIDES
 from bot.i18n import tr
+from bot.images import ImageRejected, _damaged_reason, inspect
 from bot.jobs.service import JobRequest
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import ACTIVE_STATES
@@ -32,9 +33,18 @@ from bot.store import ACTIVE_STATES
 QUALITY = {"thumb": 72, "display": 80}
 #: copies kept in memory, by total size
 CACHE_BYTES = 24 * 1024 * 1024
+#: what one cached copy costs beyond its bytes (its key, validator and the dictionary's entry), counted so that
+#: many tiny copies (a 1 px picture's is 40 bytes) cannot hold far more memory than CACHE_BYTES
+ENTRY_OVERHEAD = 1024
 #: an argument each screen's operation accepts, to price it before the person has chosen one
 _SAMPLE = {"paint": "a", "frame": "1 1 1 1"}
 PENDING_SHOWN = 10
+#: a copy of a picture larger than a phone's photo costs one more plain read of the request budget for each
+#: this many pixels (a 40-megapixel document's copy costs 6, near a paint request's 10): decoding it takes a
+#: second of CPU and the worker's image-preparation budget, so one person cannot keep both busy at the refill rate
+PIXELS_PER_READ = 8_000_000
+# what Pillow raises on a damaged or truncated file
+_DECODE_ERRORS = (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError)
 
 
 @dataclass(frozen=True)
@@ -65,10 +75,10 @@ class CopyCache:
         if key in self._items:
             return
         self._items[key] = copy
-        self._bytes += len(copy.data)
+        self._bytes += len(copy.data) + ENTRY_OVERHEAD
         while self._bytes > self.limit and len(self._items) > 1:
             _, dropped = self._items.popitem(last=False)
-            self._bytes -= len(dropped.data)
+            self._bytes -= len(dropped.data) + ENTRY_OVERHEAD
 
 
 def etag_of(file_id: str, size: str) -> str:
@@ -77,7 +87,16 @@ def etag_of(file_id: str, size: str) -> str:
 
 
 def scaled_copy(data: bytes, size: str, etag: str) -> Copy:
-    """A copy of an image no longer than SIDES[size], upright; WebP (with its transparency, if any)."""
+    """A copy of an image no longer than SIDES[size], upright; WebP (with its transparency, if any).
+
+    Runs in a thread under the preparation budget, after its header was checked (PageExtras.picture)."""
+    try:
+        return _scaled(data, size, etag)
+    except _DECODE_ERRORS as error:
+        raise ImageRejected(_damaged_reason(_INSPECT)) from error
+
+
+def _scaled(data: bytes, size: str, etag: str) -> Copy:
     with Image.open(io.BytesIO(data)) as image:
         stored = image.size
         # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked: a 2560 px photo bound for 320 px decodes at 320
@@ -109,7 +128,19 @@ class PageExtras:
         if etag in request.headers.get("If-None-Match", "") and found is not None:
             return web.Response(status=304, headers=headers)
         if found is None:
-            found = scaled_copy(await self.core._download(file_id), size, etag)
+            # a download holds megabytes and a document may decode to far more than it weighs: a large
+            # request's slot, the header checked (pixels capped), the decode in a thread under the worker's budget
+            async with self.app.large.slot(caller.user_id):
+                data = await self.core._download(file_id)
+                try:
+                    info = inspect(data, _INSPECT)
+                    extra = info.width * info.height // PIXELS_PER_READ
+                    if extra and not self.app.budget.take(caller.user_id, extra):
+                        raise ApiError(429, "rate_limited", app_texts.RATE_LIMITED)
+                    found = await self.app.preparation.run(
+                        data, _INSPECT, lambda checked: scaled_copy(checked, size, etag))
+                except ImageRejected as error:
+                    raise ApiError(400, "bad_image", error.text) from error
             self.cache.put((file_id, size), found)
         headers["X-Image-Size"] = f"{found.original[0]}x{found.original[1]}"
         return web.Response(body=found.data, content_type=found.mime, headers=headers)

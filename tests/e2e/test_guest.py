@@ -276,3 +276,23 @@ async def test_a_burst_of_mentions_in_one_busy_group_is_answered_every_time(tele
     people = [User(2000 + number, f"P{number}", language_code="en") for number in range(30)]
     queries = [telegram.guest.summon(CLUB, person, BOT, reply_to=photo) for person in people]  # more than a chat's share
     await telegram.wait_for(lambda: all(telegram.guest.message_of(query) for query in queries), timeout=30)
+
+
+async def test_hostile_mentions_are_answered_in_one_sentence_and_make_no_job(telegram, bot, sandbox, caplog):
+    """Hostile review: odd Unicode digits, a bomb PNG document, a PDF and a sticker, as guest mentions: each is
+    answered once, in a sentence, and none makes a job, calls the service or logs a traceback."""
+    outside_club(telegram)
+    telegram.user_sends(private_chat(ALICE), ALICE, text="/start")
+    photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))
+    pdf = telegram.guest.post(CLUB, BOB, document=(b"%PDF-1.4\n" + b"0" * 1000, "a.pdf", "application/pdf"))
+    sticker = telegram.guest.post(CLUB, BOB, sticker=samples.png(64, 64))
+    mentions = [(f"{BOT} upscale ²", photo), (f"{BOT} upscale ٣", photo),
+                (f"{BOT} upscale {'9' * 3000}", photo), (f"{BOT} upscale 2", pdf), (f"{BOT} upscale 2", sticker),
+                (f"{BOT} \u202e\u0000 2", photo)]
+    for text, reply_to in mentions:
+        query = telegram.guest.summon(CLUB, ALICE, text, reply_to=reply_to)
+        message = await placeholder(telegram, query)
+        assert message.text and "⏳" not in message.text, text
+    assert await job_states(bot.settings) == []
+    assert posts(sandbox) == []
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

@@ -21,13 +21,14 @@ from PIL import Image
 from sqlalchemy import func, select
 from yarl import URL
 
+from bot.http.app_refs import PhotoRefs
 from bot.http.webhook import SECRET_HEADER, derive_webhook_secret
 from bot.sandbox import Sandbox
 from bot.store import create_engine
 from bot.store.models import conversations_table, jobs_table, ledger_table
 from tests.e2e.conftest import ALICE
 from tests.fakes import samples
-from tests.fakes.telegram import FakeTelegram, private_chat
+from tests.fakes.telegram import FakeTelegram, User, private_chat
 from tests.fakes.webapp import signed_init_data
 from tests.harness import InProcessBot, bot_settings, settings_of, sqlite_url
 from tests.integration.test_app_api import painted_bomb_png
@@ -114,6 +115,21 @@ def http_corpus(values: dict[str, str], telegram: FakeTelegram, photo_ref: str) 
                       json.dumps(body).encode(), four))
     for number, ref in enumerate(["²", "f." * 2000, "r.².0", "r.99999999999999999999999.0", "%00"]):
         cases.append((f"photo ref {number}", "GET", api + "photo?ref=" + ref, app, b"", four))
+        cases.append((f"picture ref {number}", "GET", api + "picture?size=thumb&ref=" + ref, app, b"", four))
+    # pictures as another person, whose request budget the cases above have not spent
+    carol = User(1003, "Carol", language_code="en")
+    app = {"Authorization": "tma " + signed_init_data(telegram.token, carol), "Content-Type": "application/json"}
+    refs = PhotoRefs(telegram.token)
+    carols = refs.photo(carol.id, telegram.add_file(samples.jpeg(320, 240)))
+    for number, data in enumerate([samples.decompression_bomb_png(), samples.truncated_jpeg(),
+                                   painted_bomb_png(20000, 10000)]):  # documents: kept as sent, decoded for a copy
+        document = telegram._state.store_document(data, "bomb.png", "image/png")["file_id"]
+        cases.append((f"picture of a bomb {number}", "GET",
+                      api + "picture?size=display&ref=" + refs.photo(carol.id, document), app, b"", {400}))
+    for number, query in enumerate(["size=²", "size=" + "x" * 4000, "size=%00"]):
+        cases.append((f"picture size {number}", "GET", api + f"picture?ref={carols}&" + query, app, b"", four))
+    for path in ("pending?limit=" + "9" * 100, "screens?x=%C2%B2", f"picture?ref={carols}&size=thumb&size=display"):
+        cases.append((path, "GET", api + path, app, b"", {200}))
     secret = str(Path(values["PREVIEWS_DIR"]).parent / "secret.png").replace("/", "%2F")
     for number, tail in enumerate([secret, "..%2Fsecret.png", "%2E%2E%2Fsecret.png", "art-oil.jpg%00.png",
                                    "%C2%B2.png"]):
@@ -131,7 +147,6 @@ def http_corpus(values: dict[str, str], telegram: FakeTelegram, photo_ref: str) 
 async def test_every_http_entry_answers_hostile_input_with_a_4xx_and_stores_nothing(
         running: InProcessBot, values: dict[str, str], telegram: FakeTelegram, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    from bot.http.app_refs import PhotoRefs
 
     photo_ref = PhotoRefs(telegram.token).photo(ALICE.id, telegram.add_file(samples.jpeg(320, 240)))
     before = await stored(values["DATABASE_URL"])
@@ -169,7 +184,7 @@ async def test_every_kind_of_update_answers_hostile_input_without_a_traceback(
     message_id = telegram.sent(chat.id)[0].message_id
     presses = [telegram._state.user_press(chat, ALICE, message_id, data, crafted=True) for data in (
         "fu:²:again", "fu:1:next:x:y:²", "fu:" + "9" * 60, "hi:٣", "lang:²", "set:²", "buy:²:²", "op:²", "st:²",
-        "ar:²", "x" * 64)]
+        "ar:²", "x" * 64, "subx:²", "subx:cancel", "plan:²:²", "plan:300:1", "gq:²:²", "gq:upscale:²")]
     await telegram.wait_for(lambda: all(press in telegram._state.callback_answers for press in presses), timeout=20)
     queries = [telegram.inline.user_types(ALICE, text, offset=offset) for text, offset in (
         ("a cat", "²"), ("a cat", "9" * 64), ("x" * 256, ""), ("²", "-1"), ("", "٣"))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -20,7 +21,7 @@ from tests.e2e.conftest import ALICE, BOB, RunningBot
 from tests.e2e.helpers import texts, wait_media, wait_text
 from tests.e2e.test_credits import books
 from tests.fakes import samples
-from tests.fakes.telegram import FakeTelegram, User, private_chat
+from tests.fakes.telegram import FakeTelegram, User, group, private_chat
 from tests.harness import bot_settings, process_env, settings_of, sqlite_url
 
 PLAN = "300:250"
@@ -203,3 +204,53 @@ async def audit_command(settings: Settings) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     output, _ = await process.communicate()
     return process.returncode, output.decode().strip().splitlines()[-1]
+
+
+async def test_a_plan_receipt_credits_no_more_than_the_stars_it_paid(settings, telegram, caplog):
+    """Hostile review: a plan's credits came from its receipt's payload alone, whatever the amount or currency paid
+    (a pack's receipt was already read by its Stars); a receipt of 1 Star for "subscription:300:250" gave 300."""
+    caplog.set_level(logging.INFO)
+    bob = private_chat(BOB)
+    running = await started(settings, telegram)
+    try:
+        expires = int(time.time()) + 2592000
+        for number, (currency, amount) in enumerate((("USD", 250), ("XTR", 1))):
+            receipt = {"currency": currency, "total_amount": amount, "invoice_payload": f"subscription:{PLAN}",
+                       "telegram_payment_charge_id": f"stxForged{number}", "provider_payment_charge_id": "",
+                       "subscription_expiration_date": expires + number, "is_recurring": True,
+                       "is_first_recurring": True}
+            message = telegram._state.add_message(bob, BOB, "successful_payment",
+                                                  extra={"successful_payment": receipt})
+            telegram._state.push_update("message", message.to_dict())
+            await telegram.wait_for(lambda number=number: f"stxForged{number}" in caplog.text)
+        assert await plan_credits(running.settings, BOB.id) == (1, 0)  # 300 credits for 250 Stars: 1 for 1
+    finally:
+        await running.stop()
+
+
+async def test_someone_else_pressing_a_plans_cancel_button_changes_nothing(settings, telegram):
+    """Hostile review: in a group, another member's press of "Cancel renewal" under a subscriber's /subscription
+    acted on the presser's own plan and turned the subscriber's message into the presser's plan (or "no plan")."""
+    club = group(-100700, "Club")
+    running = await started(settings, telegram)
+    try:
+        await subscribe(telegram, BOB)
+        await wait_text(telegram, BOB.id, "Welcome to the plan")
+        telegram.bot_added(club, BOB)
+        before = len(telegram.sent(club.id))
+        telegram.user_sends(club, BOB, text="/subscription")
+        await telegram.wait_for(lambda: any("It renews on" in (m.text or "") for m in telegram.sent(club.id)[before:]))
+        shown = next(m for m in telegram.sent(club.id)[before:] if "It renews on" in (m.text or ""))
+        for data in ("subx:cancel", "subx:cancel"):  # pressed again and again
+            query = telegram.user_presses(club, CAROL, shown.message_id, data)
+            await telegram.wait_for(lambda query=query: query in telegram.callback_answers)
+            assert telegram.callback_answers[query].get("show_alert")
+        assert (telegram.message(club.id, shown.message_id) or {}).get("text") == shown.text
+        assert not telegram.payments.subscription_of(BOB).canceled_by_bot
+        # the subscriber's own press still works
+        telegram.user_presses(club, BOB, shown.message_id, "subx:cancel")
+        await telegram.wait_for(lambda: "Renewal is off" in ((telegram.message(club.id, shown.message_id) or {})
+                                                             .get("text") or ""))
+        assert telegram.payments.subscription_of(BOB).canceled_by_bot
+    finally:
+        await running.stop()

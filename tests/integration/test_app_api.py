@@ -602,3 +602,77 @@ async def test_a_person_keeps_at_most_twenty_masks(world: World) -> None:
     kept = [await world.stored.load(reference) for reference in mine]
     assert kept[:5] == [None] * 5 and kept[5:] == [b"mask %d" % number for number in range(5, MOST_KEPT + 5)]
     assert await world.stored.load(bobs) == b"bob's"
+
+
+async def test_a_pictures_copy_is_made_off_the_event_loop_within_the_budgets(
+        world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Hostile review: `picture` decoded any document on the event loop, with no pixel cap and no large-request
+    slot; a 200-megapixel PNG of a few hundred kilobytes was a 500 and a truncated one a traceback."""
+    import bot.http.app_pictures as pictures
+
+    made_in: list[str] = []
+    scaled = pictures.scaled_copy
+
+    def spy(data: bytes, size: str, etag: str) -> pictures.Copy:
+        made_in.append(threading.current_thread().name)
+        return scaled(data, size, etag)
+
+    monkeypatch.setattr(pictures, "scaled_copy", spy)
+    status, _ = await world.get(f"picture?ref={as_document(world, painted_bomb_png(8000, 5000))}&size=thumb")
+    assert status == 200
+    assert made_in and threading.main_thread().name not in made_in
+    made_in.clear()
+    truncated = png(640, 480)[:300]
+    with caplog.at_level(logging.INFO):
+        for data in (painted_bomb_png(20000, 10000), truncated):
+            status, _ = await world.get(f"picture?ref={as_document(world, data)}&size=display")
+            assert 400 <= status < 500
+    assert made_in == [] or all(name != threading.main_thread().name for name in made_in)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
+    # one person's copies download a few at a time, as photos do
+    downloads = counting_downloads(world)
+    refs = [world.photo(jpeg(320, 240 + index)) for index in range(8)]
+    answers = await asyncio.gather(*(world.get(f"picture?ref={ref}&size=thumb") for ref in refs))
+    assert [status for status, _ in answers] == [200] * 8
+    assert downloads["most"] <= 2
+
+
+async def test_pictures_and_pending_are_the_callers_own_and_odd_parameters_are_4xx(world: World) -> None:
+    """Hostile review of `picture`, `pending` and `screens`: another person's photo or its cached copy (even
+    with the copy's ETag), forged or expired initData, and odd or huge parameters."""
+    ref = world.photo(jpeg(320, 240))
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb", headers=world.auth())
+    assert response.status == 200
+    etag = response.headers["ETag"]
+    # cached now: Bob still gets no copy, no 304 and not the photo's size
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb",
+                                      headers={**world.auth(BOB), "If-None-Match": etag})
+    assert response.status == 403 and "X-Image-Size" not in response.headers
+    response = await world.client.get(f"/app/api/picture?ref={ref}&size=thumb",
+                                      headers={**world.auth(), "If-None-Match": etag})
+    assert response.status == 304
+    for query in (f"ref={ref}&size=huge", f"ref={ref}&size=", f"ref={ref}&size=__class__", "ref=" + "A" * 4000,
+                  "ref=r.99999999999999999999999.0", "ref=r.1.99999999999", "ref=r.%C2%B2.0", "ref=%00",
+                  f"ref={ref}&ref={ref}&size=thumb&size=display"):
+        status, _ = await world.get("picture?" + query)
+        assert 400 <= status < 500 or (status == 200 and query.startswith(f"ref={ref}&ref=")), (query, status)
+    for path in ("picture?ref=" + ref, "pending", "screens"):
+        assert (await world.get(path, age=2 * 86400))[0] == 401
+        response = await world.client.get("/app/api/" + path, headers={"Authorization": "tma user=%7B%7D&hash=00"})
+        assert response.status == 401
+    assert (await world.post("jobs/run", {"operation": "upscale", "argument": "2", "photo": ref}))[0] == 200
+    status, body = await world.get("pending", BOB)
+    assert status == 200 and body["pending"] == []
+    status, body = await world.get("pending")
+    assert status == 200 and len(body["pending"]) == 1
+
+
+async def test_a_large_pictures_copy_costs_more_of_the_budget(world: World) -> None:
+    """Hostile review: a copy cost one plain read whatever it decoded, so one person could keep 2 decodes of
+    40-megapixel documents a second (a second of CPU each, in the worker's preparation budget) going for ever."""
+    world.app.budget = RequestBudget(burst=10, rate=0.001)
+    bombs = [as_document(world, painted_bomb_png(8000, 5000)) for _ in range(2)]
+    assert (await world.get(f"picture?ref={bombs[0]}&size=thumb"))[0] == 200  # 1 + 5 of 10
+    status, body = await world.get(f"picture?ref={bombs[1]}&size=thumb")
+    assert (status, body["error"]) == (429, "rate_limited")
+    assert (await world.get(f"picture?ref={world.photo(jpeg(320, 240))}&size=thumb"))[0] == 200  # small: 1

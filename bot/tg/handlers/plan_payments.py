@@ -14,7 +14,7 @@ from telegram import Message, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, MessageHandler, PreCheckoutQueryHandler, filters
 
-from bot.credits.subscription import PAYLOAD_PREFIX
+from bot.credits.subscription import PAYLOAD_PREFIX, paid_plan
 from bot.i18n import tr
 from bot.tg import plan_texts, texts
 from bot.tg.context import CustomContext, deps, language_for
@@ -66,9 +66,15 @@ async def on_plan_payment(update: Update, context: CustomContext) -> None:
         log.error("plan payment %s (%s) cannot be counted here; reconciliation will", charge_id,
                   payment.invoice_payload)
         return
+    if payment.currency != STARS or paid_plan(payment.invoice_payload, payment.total_amount) is None:
+        # credits follow what was paid, never the payload alone (as a pack's receipt is read)
+        log.warning("plan payment %s (%s, %s %s) buys nothing; not credited", charge_id, payment.invoice_payload,
+                    payment.total_amount, payment.currency)
+        return
     first = bool(payment.is_first_recurring) if payment.is_recurring else None
     credits = await d.credits.subscriptions.grant(message.from_user.id, payment.invoice_payload, charge_id,
-                                                  expires_at=payment.subscription_expiration_date, first=first)
+                                                  expires_at=payment.subscription_expiration_date, first=first,
+                                                  stars=payment.total_amount)
     if not credits:
         log.info("plan payment %s was already credited", charge_id)
         return

@@ -27,6 +27,7 @@ from bot.i18n import tr
 from bot.tg import plan_texts
 from bot.tg.commands import CommandCall
 from bot.tg.context import CustomContext, deps, language_for
+from bot.tg.handlers.guest import NOT_YOURS
 from bot.tg.handlers.router import Router
 from bot.tg.replies import reply
 
@@ -160,6 +161,14 @@ async def on_plan_button(update: Update, context: CustomContext) -> None:
         log.warning("could not send the plan's link: %s", error)
 
 
+def _presser_owns(message: Message | None, user_id: int) -> bool:
+    """Whether a plan message's buttons are the presser's: their private chat, or the reply to their /subscription."""
+    if message is None or message.chat.type == "private":
+        return message is None or message.chat.id == user_id
+    asked = message.reply_to_message
+    return asked is not None and asked.from_user is not None and asked.from_user.id == user_id
+
+
 async def on_status_button(update: Update, context: CustomContext) -> None:
     """"My plan", "Cancel renewal", "Resume renewal": the presser's own plan, changed at Telegram first."""
     query = update.callback_query
@@ -168,6 +177,10 @@ async def on_status_button(update: Update, context: CustomContext) -> None:
     user_id = query.from_user.id
     message = query.message if isinstance(query.message, Message) else None
     try:
+        if query.data in (CANCEL, RESUME) and not _presser_owns(message, user_id):
+            # another member's press under someone's /subscription in a group: neither plan changes, nor the message
+            await query.answer(tr(language, NOT_YOURS), show_alert=True)
+            return
         if query.data in (CANCEL, RESUME):
             status = await d.credits.subscriptions.status(user_id)
             if status is not None and status.active(d.clock()):
