@@ -421,7 +421,7 @@ def _check_geometry(info: ImageInfo, limits: ImageLimits) -> None:
 
 
 def _normalise(image: ImageFile.ImageFile, limits: ImageLimits) -> PreparedImage:
-    target = _target_size(image.size, limits.max_side)
+    target = fitted_size(image.size, limits.max_side)
     if target != image.size and image.format in ("JPEG", "MPO"):
         # libjpeg decodes at 1/2, 1/4 or 1/8 scale, never below the size asked for. Asking for a
         # little less than the target lets a 4032x3024 phone photo bound for 2048 px decode at half
@@ -444,7 +444,8 @@ def _normalise(image: ImageFile.ImageFile, limits: ImageLimits) -> PreparedImage
     return PreparedImage(data=data, mime=mime, width=pixels.width, height=pixels.height, format=fmt)
 
 
-def _target_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
+def fitted_size(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
+    """`size` scaled down so its longest side is at most `max_side`: what the service gets of an input."""
     width, height = size
     longest = max(width, height)
     if max_side is None or longest <= max_side:

@@ -40,12 +40,12 @@ from bot.chats.stored_inputs import StoredInputs, new_reference
 from bot.credits.texts import not_enough_credits
 from bot.http import app_texts
 from bot.http.app_limits import Busy, LargeRequests, RequestBudget
-from bot.http.app_masks import Fitted, NothingPainted, WrongSize, check_mask, fit, read_mask
+from bot.http.app_masks import Fitted, NothingPainted, WrongSize, check_mask, read_mask
 from bot.http.app_refs import PhotoRefs, result_ref
 from bot.http.bodies import json_object
 from bot.http.initdata import InitDataError, WebAppUser, from_authorization
 from bot.i18n import DEFAULT_LANGUAGE, N_, RTL_LANGUAGES, Text, language_of, render, tr
-from bot.images import ImageLimits, ImageRejected, PreparationSlots, inspect, sniff_mime
+from bot.images import ImageLimits, ImageRejected, PreparationSlots, fitted_size, inspect, sniff_mime
 from bot.jobs.notifier import InputUnavailable
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import ArgumentError, Operation
@@ -374,7 +374,7 @@ class AppApi:
             try:
                 check_mask(mask)  # from its header, before the photo is downloaded
                 size = await self._size(await self._download(file_id))
-                fitted = Fitted(fit(size, operation.limits.max_side), size)
+                fitted = Fitted(fitted_size(size, operation.limits.max_side), size)
                 mask = await read_mask(mask, fitted, self.app.preparation)
             except WrongSize:
                 raise ApiError(400, "mask_size", app_texts.MASK_SIZE) from None

@@ -57,16 +57,6 @@ class Fitted:
         return None
 
 
-def fit(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
-    """`size` fitted into `max_side` (as the worker fits an input: bot.images)."""
-    width, height = size
-    longest = max(width, height)
-    if max_side is None or longest <= max_side:
-        return size
-    scale = max_side / longest
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
 def _near(size: tuple[int, int], target: tuple[int, int]) -> bool:
     return abs(size[0] - target[0]) <= 1 and abs(size[1] - target[1]) <= 1
 

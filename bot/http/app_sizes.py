@@ -1,4 +1,4 @@
-"""Picture sizes the Mini App sends to the phone (what the service will get: bot.http.app_masks.fit)."""
+"""Picture sizes the Mini App sends to the phone (what the service will get: bot.images.fitted_size)."""
 
 from __future__ import annotations
 
