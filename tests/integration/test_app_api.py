@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFile
 from sqlalchemy import func, select, text
 from yarl import URL
 
@@ -501,25 +501,26 @@ async def test_a_mask_is_decoded_off_the_event_loop_and_one_too_large_is_refused
     assert stored is not None and Image.open(io.BytesIO(stored)).size == (2048, 1280)
 
 
-async def test_thirty_hostile_paint_requests_leave_the_event_loop_free(world: World) -> None:
-    """Issue 28, finding 1: thirty 40 MP masks decoded on the event loop held up everyone else for seconds."""
+async def test_thirty_hostile_paint_requests_leave_the_event_loop_free(world: World, monkeypatch) -> None:
+    """Issue 28, finding 1: thirty 40 MP masks decoded on the event loop held up everyone else for seconds.
+
+    No pixel of theirs may be decoded on the event loop's thread (a 40 MP mask is refused from its header;
+    what is decoded is decoded in a thread). How long the loop is held is measured by bench/perf/hostile.py:
+    a wall-clock bound here would measure the shared machine's load as much as the code.
+    """
     big, mask = as_document(world, painted_bomb_png(8000, 5000)), data_url(painted_bomb_png(8000, 5000))
-    lags: list[float] = []
-    done = asyncio.Event()
+    decoded_on: list[str] = []
+    load = ImageFile.ImageFile.load
 
-    async def probe() -> None:
-        while not done.is_set():
-            started = time.perf_counter()
-            await asyncio.sleep(0.01)
-            lags.append(time.perf_counter() - started - 0.01)
+    def recorded_load(image: ImageFile.ImageFile):  # calls through: records only the thread that decodes
+        decoded_on.append(threading.current_thread().name)
+        return load(image)
 
-    probing = asyncio.create_task(probe())
+    monkeypatch.setattr(ImageFile.ImageFile, "load", recorded_load)
     answers = await asyncio.gather(*(world.post("jobs/replace", {"photo": big, "mask": mask, "prompt": "a cat"})
                                      for _ in range(30)))
-    done.set()
-    await probing
-    assert max(lags) < 0.5, f"the event loop was held for {max(lags):.2f} s"
     assert all(400 <= status < 500 for status, _ in answers), answers
+    assert threading.main_thread().name not in decoded_on, f"decoded on the event loop: {decoded_on}"
 
 
 async def test_one_persons_large_requests_run_a_few_at_a_time(world: World) -> None:
