@@ -11,7 +11,8 @@ every `pace` seconds (as often as the provider's own client; `sparse_factor` tim
 callbacks still come, as the checks then only find the tasks whose callback was lost) and, past
 `tail_after` × the typical duration, back off to `tail_share` of the task's age. The only thing learned
 is each operation's typical duration: the running median of its recent tasks, per input megapixel when
-the input's size is known (image work takes time in proportion to pixels); until one of its tasks has
+the input's size is known (image work takes time in proportion to pixels, above `OVERHEAD_PIXELS`: below
+it the service's fixed overhead dominates, so a thumbnail teaches nothing about a photo); until one of its tasks has
 ended, checks keep the steady pace from the start. Every delay is multiplied by `time_scale` and every
 age divided by it, so a benchmark can run against a faster sandbox.
 """
@@ -25,6 +26,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 _KEPT = 4096
+#: inputs smaller than this (about 400 x 250) take about as long as one this size: a task's fixed overhead
+#: dominates them, so their durations must not be scaled up to a photo's size as if all of it were pixel work
+OVERHEAD_PIXELS = 100_000
 
 
 def fixed_interval_of(policy: str) -> float | None:
@@ -107,7 +111,7 @@ class PollSchedule:
         samples = self._samples.get((operation, bool(input_pixels)))
         if not samples:
             return self._guess.get(operation, 10.0)
-        return statistics.median(samples) * (input_pixels / 1e6 if input_pixels else 1.0)
+        return statistics.median(samples) * _megapixels(input_pixels)
 
     @property
     def trusted(self) -> bool:
@@ -143,9 +147,8 @@ class PollSchedule:
         if self.fixed_interval is None:
             # a callback's check comes at the end; a scheduled one, on average half a pace after it
             ended = seconds / self.time_scale - (0.0 if heard else self.pace / 2)
-            per = input_pixels / 1e6 if input_pixels else 1.0
             self._samples.setdefault((operation, bool(input_pixels)), deque(maxlen=self.window)).append(
-                max(0.1, ended) / per)
+                max(0.1, ended) / _megapixels(input_pixels))
 
     def heard(self, task_id: str) -> None:
         self._heard[task_id] = time.monotonic()
@@ -166,3 +169,8 @@ class PollSchedule:
     def _mostly_announced(self) -> bool:
         recent = self._recent()
         return sum(recent) >= 0.8 * len(recent)
+
+
+def _megapixels(input_pixels: int | None) -> float:
+    """The size a duration scales with: megapixels, at least the overhead's; 1 when the size is unknown."""
+    return max(input_pixels, OVERHEAD_PIXELS) / 1e6 if input_pixels else 1.0

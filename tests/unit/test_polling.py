@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.jobs.polling import PollSchedule
+from bot.jobs.polling import OVERHEAD_PIXELS, PollSchedule
 
 MP = 1_000_000
 
@@ -48,6 +48,15 @@ def test_the_typical_duration_is_a_running_median_per_operation_and_megapixel():
     polled = PollSchedule()
     polled.finished("op", 9.0, None, heard=False)
     assert polled.typical("op") == pytest.approx(8.0)
+
+
+def test_a_thumbnail_teaches_nothing_about_a_photo():
+    # a task's fixed overhead dominates small inputs: 1.5 s for a 64x48 picture is not 490 s per megapixel,
+    # which put a 512 px sticker's first check 70 s after its task had ended
+    schedule = learnt(PollSchedule(), 1.5, 64 * 48)
+    assert schedule.typical("op", 64 * 48) == schedule.typical("op", 300 * 300) == pytest.approx(1.5)
+    assert schedule.typical("op", 512 * 512) == pytest.approx(1.5 * 512 * 512 / OVERHEAD_PIXELS)  # about 4 s
+    assert schedule.first_delay("op", 8.0, 512 * 512) < 3.0
 
 
 def test_with_callbacks_the_first_check_comes_late_and_a_callback_makes_a_check_due():
