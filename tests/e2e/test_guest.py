@@ -181,6 +181,19 @@ async def test_a_bare_mention_offers_the_operations_for_the_photo_and_a_press_ru
     assert await settled(lambda: job_states(bot.settings), [("upscale", "delivered")]) == [("upscale", "delivered")]
 
 
+async def test_a_press_before_the_bot_has_read_its_own_answer_still_runs(telegram, bot):
+    # people see the answer's buttons as soon as Telegram has it, before its reply reaches the bot
+    outside_club(telegram)
+    telegram.user_sends(private_chat(ALICE), ALICE, text="/start")
+    telegram.answer_latency["answerGuestQuery"] = 2.0
+    photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))
+    message = await placeholder(telegram, telegram.guest.summon(CLUB, ALICE, BOT, reply_to=photo))
+    upscale = next(button["callback_data"] for button in buttons(message) if "Upscale" in button["text"])
+    pressed = telegram.guest.user_presses(ALICE, message.inline_message_id, upscale)
+    await telegram.wait_for(lambda: message.photo is not None, timeout=30)
+    assert telegram.callback_answers[pressed].get("text") is None
+
+
 async def test_words_it_does_not_understand_also_get_the_buttons(telegram, bot):
     outside_club(telegram)
     photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))

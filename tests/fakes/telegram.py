@@ -96,6 +96,9 @@ class FakeTelegram:
         self._fault_plan: FaultPlan | None = None
         self.faults = faults
         self.calls: list[ApiCall] = []
+        #: seconds a method's answer spends on the way back, after Telegram applied it (people see its effect
+        #: first: a guest answer's buttons can be pressed before the bot has read the answer)
+        self.answer_latency: dict[str, float] = {}
         self.downloads: list[FileDownload] = []
         self.stats: dict[str, int] = {
             "429": 0, "409": 0, "faults": 0, "fault_500": 0, "fault_429": 0,
@@ -356,6 +359,8 @@ class FakeTelegram:
             bug = ApiError(500, f"Internal Server Error: fake bug {type(error).__name__}")
             return self._refuse(call, bug)
         call.result, call.status = result, 200
+        if (latency := self.answer_latency.get(call.method)) is not None:
+            await asyncio.sleep(latency)
         return web.json_response({"ok": True, "result": result})
 
     async def _serve_method(self, request: web.Request, token: str, call: ApiCall) -> Any:

@@ -9,7 +9,8 @@ that survives a restart), with the inline message's id, and the worker edits tha
 private chat between two people the chat's id is the other person's, the id of their own chat with the bot.
 
 `@bot` alone, or words naming no operation, replying to a photo: the operations that fit it, as buttons on
-the answer (the photo is kept by the answer's inline message id, for the caller only). `@bot <description>`
+the answer (the photo is kept, for the caller only, under a token the buttons carry: it is stored before the
+answer goes out, so no press can come before it). `@bot <description>`
 without a photo: text to image, as /imagine does.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import secrets
 from datetime import timedelta
 
 from telegram import (
@@ -48,11 +50,11 @@ from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
 
-#: callback data of an operation button on a guest answer: "gq:<operation>:<argument text>"
+#: callback data of an operation button on a guest answer: "gq:<photo token>:<operation>:<argument text>"
 PREFIX = "gq"
-#: conversations kind of the photo a choice answer was made for (key: its inline message id)
+#: conversations kind of the photo a choice answer was made for (key: the token its buttons carry)
 PHOTO_KIND = "guest"
-#: the conversation row of those photos has no chat: the inline message id names it
+#: the conversation row of those photos has no chat: the token names it
 NO_CHAT = 0
 #: how long a choice answer's buttons keep working
 KEPT_FOR = timedelta(days=1)
@@ -207,35 +209,37 @@ async def _answer(message: Message, text: str, language: str, markup: InlineKeyb
 async def _offer(context: CustomContext, message: Message, photo: FileInput, language: str,
                  text: str) -> None:
     """The operations that fit one photo, as buttons on the answer; the photo is kept for the caller's press."""
+    token = secrets.token_urlsafe(6)
     buttons = [InlineKeyboardButton(tr(language, label), callback_data=data)
                for operation, label, argument in next_operations(deps(context).operations)
-               if len((data := f"{PREFIX}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
+               if len((data := f"{PREFIX}:{token}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
     rows = [buttons[start:start + 2] for start in range(0, len(buttons), 2)]
     rows.append(open_bot_keyboard(language, context.bot.username).inline_keyboard[0])
-    inline_message_id = await _answer(message, text, language, InlineKeyboardMarkup(rows))
-    if inline_message_id is not None:
-        await conversations(context).put(NO_CHAT, PHOTO_KIND, inline_message_id,
-                                         {"user": message.from_user.id, "file_id": photo.file_id,
-                                          "size": photo.size, "is_document": photo.is_document, "mime": photo.mime},
-                                         keep_for=KEPT_FOR)
+    # kept before the answer goes out: a press can come as soon as the buttons are shown
+    await conversations(context).put(NO_CHAT, PHOTO_KIND, token,
+                                     {"user": message.from_user.id, "file_id": photo.file_id,
+                                      "size": photo.size, "is_document": photo.is_document, "mime": photo.mime},
+                                     keep_for=KEPT_FOR)
+    await _answer(message, text, language, InlineKeyboardMarkup(rows))
 
 
 async def on_choice(update: Update, context: CustomContext) -> None:
     """An operation pressed on a guest answer: the caller's press runs it in place; anyone else's is refused."""
     query, d = update.callback_query, deps(context)
     language = await language_for(context, update=update)
-    _, name, argument = (query.data or "").split(":", 2) if (query.data or "").count(":") >= 2 else ("", "", "")
+    _, token, name, argument = (query.data or "").split(":", 3) if (query.data or "").count(":") >= 3 else ("",) * 4
     operation = d.operations.get(name)
     key = query.inline_message_id or ""
-    kept = await conversations(context).get(NO_CHAT, PHOTO_KIND, key) if key else None
+    kept = await conversations(context).get(NO_CHAT, PHOTO_KIND, token) if token and key else None
     if kept is not None and kept["user"] != query.from_user.id:
         await _answer_press(query, tr(language, NOT_YOURS), alert=True)
         return
     # the first press takes the photo (a double tap, or a second replica, finds none)
-    kept = await conversations(context).pop(NO_CHAT, PHOTO_KIND, key) if kept is not None else None
-    await _answer_press(query, None)
-    if kept is None or operation is None:
+    kept = await conversations(context).pop(NO_CHAT, PHOTO_KIND, token) if kept is not None else None
+    if kept is None or operation is None:  # a day old, or pressed already
+        await _answer_press(query, tr(language, texts.MENU_EXPIRED), alert=True)
         return
+    await _answer_press(query, None)
     try:
         args = _parse(operation, argument, _default_style(context, operation))
     except ArgumentError as error:
