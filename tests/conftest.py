@@ -218,9 +218,10 @@ async def store_engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
         await engine.dispose()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[Browser]:
-    """Headless Chromium through Playwright (tests/harness/browser.py); fails the test when there is none."""
+    """Headless Chromium through Playwright (tests/harness/browser.py), one per worker (each test makes its own
+    contexts); fails the test when there is none."""
     async with async_playwright() as playwright:
         executable = chromium_or_fail(playwright.chromium.executable_path)
         # Chromium refuses to run as root with its sandbox (CI machines, containers)
