@@ -160,20 +160,34 @@ CONTRAST = """() => {
 }"""
 
 
+#: whether a screen has finished loading as a person sees it: shown, its content there (the photo, the styles,
+#: the delivered result), no skeleton left
+SHOWN = """(screen) => {
+  const section = document.getElementById(screen);
+  if (!section || section.hidden) return false;
+  if ([...document.querySelectorAll(".skeleton, .skeleton-tiles")].some((element) => element.checkVisibility())) return false;
+  const content = {paint: "#paint-photo", frame: "#frame-photo", styles: ".tile", results: "#grid [data-ref]"}[screen];
+  const element = section.querySelector(content);
+  return Boolean(element) && (element.tagName !== "IMG" || element.naturalWidth > 0);
+}"""
+
+
 async def _each_screen(browser, settings, telegram, check: str, looks: list[tuple[str, str]]) -> list[str]:
-    """What `check` finds on every screen of every look (a photo chosen, one result delivered)."""
+    """What `check` finds on every screen of every look (a photo chosen, one result delivered), going from
+    screen to screen by the tabs, as a person does."""
     found = []
     for scheme, language in looks:
         user = person(language)
         chat = private_chat(user)
         telegram.user_sends(chat, user, photo=samples.jpeg(480, 360), caption="/colorize")
         ref = await sent_photo(telegram, user, 480, 360)
+        await wait_media(telegram, chat.id)
+        app = await open_app(browser, settings, telegram, user, f"s={SCREENS[0]}&p={ref}", scheme=scheme)
         for screen in SCREENS:
-            app = await open_app(browser, settings, telegram, user, f"s={screen}&p={ref}", scheme=scheme)
-            if screen == "styles":
-                await app.page.wait_for_selector(".tile")
+            await app.page.locator(f".tab[data-screen='{screen}']").click()
+            await app.page.wait_for_function(SHOWN, arg=screen)
             found += [f"{screen} {scheme} {language}: {item}" for item in await app.page.evaluate(check)]
-            await app.page.context.close()
+        await app.page.context.close()
     return found
 
 
