@@ -12,16 +12,10 @@ the fake's update queue to the bot's answerGuestQuery reaching it (long polling 
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
-import json
-import statistics
-import tempfile
-import time
 from pathlib import Path
 
-from bench.perf.inline import percentile
+from bench.perf.latency import answer_times, at_rate, main
 from bench.perf.world import bot_env, running_process, world
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, User, group, private_chat
@@ -49,39 +43,22 @@ async def run_guest(workdir: Path, *, rate: float = 20.0, seconds: float = 20.0)
         database_url = f"sqlite+aiosqlite:///{workdir}/bot.db"
         async with running_process(bot_env(telegram, sandbox, database_url), workdir, telegram):
             await telegram.wait_for(lambda: all(telegram.sent(person.id) for person in people), 60)
-            queries = await _mention(telegram, people, photos, rate, seconds)
+            mention = f"@{telegram.bot_user.username} upscale 2"
+
+            def mention_one(number: int) -> str:  # from each person in turn, under each photo in turn
+                chat, photo = photos[number % len(photos)]
+                return telegram.guest.summon(chat, people[number % PEOPLE], mention, reply_to=photo)
+            queries = await at_rate(rate, seconds, mention_one)
             await telegram.wait_for(lambda: all(telegram.guest.queries[q].answered_at for q in queries), 30)
             with contextlib.suppress(AssertionError):  # what arrived by then is the figure
                 await telegram.wait_for(lambda: _delivered(telegram, queries) == len(queries), SETTLE_S)
     times = [(telegram.guest.queries[q].answered_at - telegram.guest.queries[q].at) * 1000 for q in queries]
-    return {"guest_mentions": len(times), "guest_answer_ms_p50": round(statistics.median(times), 1),
-            "guest_answer_ms_p95": round(percentile(times, 0.95), 1), "guest_answer_ms_max": round(max(times), 1),
-            "guest_results_delivered": _delivered(telegram, queries)}
-
-
-async def _mention(telegram: FakeTelegram, people: list[User], photos: list, rate: float, seconds: float) -> list[str]:
-    queries: list[str] = []
-    started = time.monotonic()
-    mention = f"@{telegram.bot_user.username} upscale 2"
-    for number in range(int(rate * seconds)):
-        await asyncio.sleep(max(0.0, started + number / rate - time.monotonic()))
-        chat, photo = photos[number % len(photos)]
-        queries.append(telegram.guest.summon(chat, people[number % PEOPLE], mention, reply_to=photo))
-    return queries
+    return {**answer_times("guest", "guest_mentions", times), "guest_results_delivered": _delivered(telegram, queries)}
 
 
 def _delivered(telegram: FakeTelegram, queries: list[str]) -> int:
     return sum(1 for query in queries if (message := telegram.guest.message_of(query)) and message.photo)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=20.0)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        print(json.dumps(asyncio.run(run_guest(Path(workdir), rate=options.rate, seconds=options.seconds))))
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, run_guest, rate=20.0)

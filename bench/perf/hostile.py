@@ -34,6 +34,7 @@ from pathlib import Path
 import aiohttp
 from PIL import Image
 
+from bench.perf.latency import percentile
 from bench.perf.world import bot_env, world
 from tests.fakes.telegram import FakeTelegram, User, private_chat
 from tests.fakes.webapp import signed_init_data
@@ -77,11 +78,6 @@ def status_mb(pid: int, key: str) -> float:
 
 def database_bytes(workdir: Path) -> int:
     return sum(path.stat().st_size for path in workdir.glob("bot.db*"))
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 class Api:

@@ -11,15 +11,10 @@ queue to the bot's answerInlineQuery reaching it (long polling included, as with
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import statistics
-import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.perf.latency import answer_times, at_rate, main
 from bench.perf.world import bot_env, running_process, world
 from bot.store import create_engine, migrate
 from bot.store.models import jobs_table
@@ -54,11 +49,6 @@ async def seed_results(database_url: str, telegram: FakeTelegram) -> None:
         await engine.dispose()
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 async def run_inline(workdir: Path, *, rate: float = 50.0, seconds: float = 20.0) -> dict[str, float]:
     """Answer times (ms) of inline queries at `rate` a second for `seconds`."""
     async with world() as (telegram, sandbox):
@@ -67,25 +57,12 @@ async def run_inline(workdir: Path, *, rate: float = 50.0, seconds: float = 20.0
         await seed_results(database_url, telegram)
         people = [User(50_000 + person, f"P{person}", language_code="en") for person in range(PEOPLE)]
         async with running_process(bot_env(telegram, sandbox, database_url), workdir, telegram):
-            queries: list[str] = []
-            started = time.monotonic()
-            for number in range(int(rate * seconds)):
-                await asyncio.sleep(max(0.0, started + number / rate - time.monotonic()))
-                queries.append(telegram.inline.user_types(people[number % PEOPLE], QUERIES[number % len(QUERIES)]))
+            queries = await at_rate(rate, seconds, lambda number: telegram.inline.user_types(
+                people[number % PEOPLE], QUERIES[number % len(QUERIES)]))
             await telegram.wait_for(lambda: all(telegram.inline.queries[q].answered_at for q in queries), 30)
     times = [(telegram.inline.queries[q].answered_at - telegram.inline.queries[q].at) * 1000 for q in queries]
-    return {"inline_queries": len(times), "inline_answer_ms_p50": round(statistics.median(times), 1),
-            "inline_answer_ms_p95": round(percentile(times, 0.95), 1), "inline_answer_ms_max": round(max(times), 1)}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        print(json.dumps(asyncio.run(run_inline(Path(workdir), rate=options.rate, seconds=options.seconds))))
+    return answer_times("inline", "inline_queries", times)
 
 
 if __name__ == "__main__":
-    main()
+    main(__doc__, run_inline, rate=50.0)

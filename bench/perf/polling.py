@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.perf.latency import percentile
 from bench.perf.world import (
     RESULT_METHODS,
     NoticeLog,
@@ -172,17 +173,6 @@ def draw_requests(count: int, seed: int) -> list[Request]:
 def independent_requests(count: int, seed: int) -> list[Request]:
     """Requests of the independent scenario: the same small /upscale 2 photo, durations drawn apart."""
     return [Request(CAPTION, "imgupscale", 64, 48, duration) for duration in draw_durations(count, seed)]
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) by linear interpolation."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 async def run_policy(policy: str, requests: list[Request], *, scale: float, arrivals_per_s: float, seed: int,

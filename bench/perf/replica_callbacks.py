@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf.polling import CALLBACK_PATH, LOSSY_SHARE, SizedReplay, draw_requests, make_photos, percentile
+from bench.perf.latency import percentile
+from bench.perf.polling import CALLBACK_PATH, LOSSY_SHARE, SizedReplay, draw_requests, make_photos
 from bench.perf.world import RESULT_METHODS, NoticeLog, OkCounter, bot_env, running_replicas, wait_until, world
 from bot.sandbox.callbacks import CallbackFaults
 from tests.fakes.telegram import User, private_chat
