@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import LabeledPrice, Message, Update
+from telegram import LabeledPrice, Message, PreCheckoutQuery, Update
 from telegram.error import TelegramError
 from telegram.ext import (
     Application,
@@ -68,10 +68,16 @@ async def on_pre_checkout(update: Update, context: CustomContext) -> None:
         error = tr(language, texts.PACK_GONE)
     elif not d.access.allows(query.from_user.id, None):
         error = tr(language, texts.PAYMENT_NOT_ALLOWED)
+    await answer_checkout(query, error, "a pack's")
+
+
+async def answer_checkout(query: PreCheckoutQuery, error: str | None, what: str) -> None:
+    """Accept the checkout when there is no `error`, else refuse it saying why; a failed answer is only logged
+    (Telegram then cancels the payment itself)."""
     try:
         await query.answer(ok=error is None, error_message=error)
     except TelegramError as failure:
-        log.warning("could not answer a pre-checkout query of user %s: %s", query.from_user.id, failure)
+        log.warning("could not answer %s pre-checkout query of user %s: %s", what, query.from_user.id, failure)
 
 
 async def on_successful_payment(update: Update, context: CustomContext) -> None:

@@ -18,11 +18,10 @@ from bot.credits.subscription import PAYLOAD_PREFIX, paid_plan
 from bot.i18n import tr
 from bot.tg import plan_texts, texts
 from bot.tg.context import CustomContext, deps, language_for
+from bot.tg.handlers.payments import STARS, answer_checkout
 from bot.tg.handlers.router import Router
 
 log = logging.getLogger(__name__)
-
-STARS = "XTR"
 
 
 class _PlanPayment(filters.MessageFilter):
@@ -50,10 +49,7 @@ async def on_plan_pre_checkout(update: Update, context: CustomContext) -> None:
         status = await d.credits.subscriptions.status(query.from_user.id)
         if status is not None and status.active(d.clock()):
             error = tr(language, plan_texts.ALREADY_SUBSCRIBED)
-    try:
-        await query.answer(ok=error is None, error_message=error)
-    except TelegramError as failure:
-        log.warning("could not answer a plan's pre-checkout query of user %s: %s", query.from_user.id, failure)
+    await answer_checkout(query, error, "a plan's")
 
 
 async def on_plan_payment(update: Update, context: CustomContext) -> None:
