@@ -5,17 +5,39 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
+import pytest
 from sqlalchemy import select
 
+from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, Pack
+from bot.sandbox import Sandbox
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
+from tests.conftest import _empty_postgres_database
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import SentMessage
+from tests.harness import bot_settings, settings_of, sqlite_url
 
 T = TypeVar("T")
+
+
+#: the two ways payments are tested: long polling on an SQLite file, webhook mode on PostgreSQL
+PAYMENT_MODES = ["polling", pytest.param("webhook", marks=pytest.mark.postgres)]
+
+
+async def payment_settings(request: pytest.FixtureRequest, tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox,
+                           **values: Any) -> Settings:
+    """The bot of a PAYMENT_MODES parameter (its database empty), with `values` and updates leased for 2 s."""
+    webhook = request.param == "webhook"
+    if webhook:
+        url = request.getfixturevalue("postgres_database")
+        await _empty_postgres_database(url)
+    else:
+        url = sqlite_url(tmp_path / "bot.db")
+    return settings_of(bot_settings(telegram, sandbox, url, webhook=webhook, update_lease_s=2, **values))
 
 
 def media(telegram: FakeTelegram, chat_id: int) -> list[SentMessage]:

@@ -14,14 +14,12 @@ from bot.credits import CreditPolicy, CreditService
 from bot.i18n import tr
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
-from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import fill_pool, settled, texts, wait_media, wait_text
+from tests.e2e.helpers import PAYMENT_MODES, fill_pool, payment_settings, settled, texts, wait_media, wait_text
 from tests.e2e.test_credits import books
 from tests.fakes import samples
 from tests.fakes.telegram import Chat, FakeTelegram, User, channel, group, private_chat
 from tests.fakes.telegram_anonymous import anonymous_admin_sends, channel_sends
-from tests.harness import bot_settings, settings_of, sqlite_url
 
 PACKS = "10:50,100:400"
 CAROL = User(1003, "Carol", username="carol")
@@ -32,17 +30,11 @@ NEWS, PHOTOS = channel(-100801, "News"), channel(-100802, "Photos")
 ADMINS = "1001"
 
 
-@pytest.fixture(params=["polling", pytest.param("webhook", marks=pytest.mark.postgres)])
+@pytest.fixture(params=PAYMENT_MODES)
 async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTelegram, sandbox) -> Settings:
     """Long polling on an SQLite file, or webhook mode on PostgreSQL: Stars packs on sale, no free credits."""
-    webhook = request.param == "webhook"
-    if webhook:
-        url = request.getfixturevalue("postgres_database")
-        await _empty_postgres_database(url)
-    else:
-        url = sqlite_url(tmp_path / "bot.db")
-    return settings_of(bot_settings(telegram, sandbox, url, webhook=webhook, worker_id="payments", bot_admins=ADMINS,
-                                    credit_packs=PACKS, free_credits_per_day=0, update_lease_s=2))
+    return await payment_settings(request, tmp_path, telegram, sandbox, worker_id="payments", bot_admins=ADMINS,
+                                  credit_packs=PACKS, free_credits_per_day=0)
 
 
 async def started(settings: Settings, telegram: FakeTelegram, **changes: object) -> RunningBot:

@@ -16,13 +16,12 @@ from bot import runtime
 from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService
 from bot.store import create_engine, session_factory
-from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import texts, wait_media, wait_text
+from tests.e2e.helpers import PAYMENT_MODES, payment_settings, texts, wait_media, wait_text
 from tests.e2e.test_credits import books
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, User, group, private_chat
-from tests.harness import bot_settings, process_env, settings_of, sqlite_url
+from tests.harness import process_env
 
 PLAN = "300:250"
 CAROL = User(1003, "Carol", username="carol", language_code="ru")
@@ -30,18 +29,11 @@ CAROL = User(1003, "Carol", username="carol", language_code="ru")
 ADMINS = "1001"
 
 
-@pytest.fixture(params=["polling", pytest.param("webhook", marks=pytest.mark.postgres)])
+@pytest.fixture(params=PAYMENT_MODES)
 async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTelegram, sandbox) -> Settings:
     """Long polling on an SQLite file, or webhook mode on PostgreSQL: a pack and the plan on sale, no free credits."""
-    webhook = request.param == "webhook"
-    if webhook:
-        url = request.getfixturevalue("postgres_database")
-        await _empty_postgres_database(url)
-    else:
-        url = sqlite_url(tmp_path / "bot.db")
-    return settings_of(bot_settings(telegram, sandbox, url, webhook=webhook, worker_id="plan", bot_admins=ADMINS,
-                                    credit_packs="10:50", credit_subscription=PLAN, free_credits_per_day=0,
-                                    update_lease_s=2))
+    return await payment_settings(request, tmp_path, telegram, sandbox, worker_id="plan", bot_admins=ADMINS,
+                                  credit_packs="10:50", credit_subscription=PLAN, free_credits_per_day=0)
 
 
 @pytest.fixture(autouse=True)
