@@ -39,6 +39,7 @@ class ResultKind(enum.StrEnum):
     PHOTO = "photo"                # a photo, or a document when too large for a photo
     PNG_DOCUMENT = "png_document"  # a PNG file, keeping transparency
     ALBUM = "album"                # several images
+    VIDEO = "video"                # an H.264 MP4, sent as a Telegram video (a link when too large)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ class Operation:
     noun: str | None = None
     #: what inline mode's "Generate" queues (`@bot <description>` in any chat): one text-only operation
     inline: bool = False
+    #: seconds a job may take from queueing to its result; None: the operator's JOB_DEADLINE_S
+    deadline_s: float | None = None
     #: the Mini App screen that queues this operation ("paint": a painted mask, "frame": paddings); None: none
     mini_app: str | None = None
 
