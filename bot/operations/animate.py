@@ -82,5 +82,6 @@ def entry(styles: StyleCatalogue) -> Operation:
         request_type=ImageToVideoRequest, parser=parse, builder=build, describe=describe,
         limits=replace(DEFAULT_LIMITS, max_side=MAX_INPUT_SIDE),
         result=ResultKind.VIDEO, image_names=(N_("photo"), N_("end frame")), noun=N_("Animation"),
-        typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S,
+        typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--prompt")))

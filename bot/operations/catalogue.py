@@ -128,6 +128,10 @@ class Operation:
     pick: Pick | None = None
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
+    #: the typical duration for a job's arguments (a video's model), when it depends on them
+    typical_of: Callable[[Args], float] | None = None
+    #: whether the service's time grows with the input's pixels (image work); a video's does not
+    time_by_pixels: bool = True
     #: how many result images a job makes (each costs one service token)
     outputs: Callable[[Args], int] = field(default=lambda args: 1)
     #: the title as a noun, for sentences ("Colorizing needs a photo"), a msgid; None: the title is one already
@@ -153,6 +157,10 @@ class Operation:
     def most_images(self) -> int:
         """How many images one job of this operation takes at most."""
         return self.images if self.max_images is None else self.max_images
+
+    def usual_seconds(self, args: Args) -> float:
+        """How long a task with these arguments typically takes."""
+        return self.typical_seconds if self.typical_of is None else self.typical_of(args)
 
     def build(self, args: Args, images: Sequence[InputImage]) -> api.Request:
         """The service request for a job's arguments and its input images."""

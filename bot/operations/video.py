@@ -44,6 +44,7 @@ def entry(styles: StyleCatalogue) -> Operation:
         describe=lambda args: lazy(N_("Video ({model}, {seconds} s): {prompt}"), model=group.label(args["model"]),
                                    seconds=args["duration"], prompt=args["prompt"][:300]),
         result=ResultKind.VIDEO, image_names=(), noun=N_("Video from a description"),
-        typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S,
+        typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--ratio"),
              option("--prompt", required=True)))

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from telegram import Bot, InlineKeyboardMarkup, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
@@ -44,6 +44,8 @@ def _file_of(message: Message) -> dict[str, str] | None:
         return {"id": message.photo[-1].file_id, "kind": "photo"}
     if message.document:
         return {"id": message.document.file_id, "kind": "document"}
+    if message.video:
+        return {"id": message.video.file_id, "kind": ResultKind.VIDEO.value}
     return None
 
 
@@ -134,7 +136,7 @@ class TelegramNotifier:
         # status message behind a result.
         await self._delete_status(job)
         markup = self._keyboard(job, operation)
-        if sum(len(result.data) for result in results) > UPLOAD_ACTION_BYTES:
+        if sum(len(result.data) + result.size for result in results) > UPLOAD_ACTION_BYTES:
             await self._upload_action(job, operation)
         try:
             sent = await self._send_results(job, operation, results, text, markup)
@@ -161,7 +163,8 @@ class TelegramNotifier:
         return [message.message_id]
 
     async def _upload_action(self, job: JobRecord, operation: Operation) -> None:
-        action = ChatAction.UPLOAD_DOCUMENT if operation.result is ResultKind.PNG_DOCUMENT else ChatAction.UPLOAD_PHOTO
+        action = {ResultKind.PNG_DOCUMENT: ChatAction.UPLOAD_DOCUMENT,
+                  ResultKind.VIDEO: ChatAction.UPLOAD_VIDEO}.get(operation.result, ChatAction.UPLOAD_PHOTO)
         try:
             await self._bot.send_chat_action(job.chat_id, action)
         except TelegramError as error:  # only a courtesy
@@ -193,6 +196,8 @@ class TelegramNotifier:
     async def _send_results(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
                             text: str, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
         reply = self._reply_to(job)
+        if operation.result is ResultKind.VIDEO:
+            return [await self._send_video(job, results[0], text, reply, markup)]
         if operation.result is ResultKind.PNG_DOCUMENT:
             return [await self._send_document(job, results[0], text, reply, markup)]
         if len(results) == 1:
@@ -222,6 +227,20 @@ class TelegramNotifier:
                 # Telegram has the last word on what a photo is; a document always gets through
                 log.info("job %s: photo refused (%s); sending as a document", job.id, error.message)
         return await self._send_document(job, result, text, reply, markup)
+
+    async def _send_video(self, job: JobRecord, result: ResultFile, text: str, reply: ReplyParameters | None,
+                          markup: InlineKeyboardMarkup | None = None) -> Message:
+        """The video with its size, length and thumbnail, streamable; one too large to upload as a link."""
+        if result.video is None or result.path is None:
+            return await self._bot.send_message(
+                job.chat_id, texts.video_link(job.language, text, result.source_url or ""),
+                reply_parameters=reply, reply_markup=markup)
+        info = result.video
+        with result.path.open("rb") as video:
+            return await self._bot.send_video(
+                job.chat_id, InputFile(video, filename=result.file_name), duration=info.duration, width=info.width,
+                height=info.height, thumbnail=InputFile(info.thumbnail, filename="thumbnail.jpg"),
+                supports_streaming=True, caption=text, reply_parameters=reply, reply_markup=markup)
 
     async def _send_document(self, job: JobRecord, result: ResultFile, text: str | None,
                              reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None = None) -> Message:
