@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from bot.i18n import N_, Text, lazy
 from bot.images import DEFAULT_LIMITS
+from bot.operations import videos
 from bot.operations.catalogue import Args, InputImage, Operation, ResultKind, option
 from bot.operations.styles import StyleCatalogue
 from bot.operations.videos import (
@@ -26,6 +27,10 @@ from bot.operations.videos import (
 MAX_INPUT_SIDE = 2048
 #: a video job's deadline: tasks take minutes, and the service may queue them
 DEADLINE_S = 1800.0
+#: the endpoints its jobs go to
+KINDS = (IMG2VIDEO, STARTEND2VIDEO, CHARACTER2VIDEO)
+#: what its buttons offer (the photo menu's one photo, and the follow-ups under a video)
+OFFERED = (IMG2VIDEO,)
 #: reference images a character video takes (the provider's client requires at least two)
 MAX_CHARACTER_IMAGES = 4
 
@@ -62,7 +67,7 @@ def entry(styles: StyleCatalogue) -> Operation:
     group = video_group(styles)
 
     def parse(text: str) -> Args:
-        return parse_video_args(group, (IMG2VIDEO, STARTEND2VIDEO, CHARACTER2VIDEO), text, example="/animate 10s she smiles")
+        return parse_video_args(group, KINDS, text, example="/animate 10s she smiles")
 
     def build(args: Args, images: Sequence[InputImage]) -> VideoRequest:
         kind = {1: ImageToVideoRequest, 2: StartEndVideoRequest}.get(len(images), CharacterVideoRequest)
@@ -83,5 +88,7 @@ def entry(styles: StyleCatalogue) -> Operation:
         limits=replace(DEFAULT_LIMITS, max_side=MAX_INPUT_SIDE),
         result=ResultKind.VIDEO, image_names=(N_("photo"), N_("end frame")), noun=N_("Animation"),
         typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
-        typical_of=lambda args: typical_seconds(group.styles[args["model"]]),
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, OFFERED),
+        longer=lambda args: videos.longer(group, args),
+        alternatives=lambda args: videos.alternatives(group, OFFERED, args),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--prompt")))

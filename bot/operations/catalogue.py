@@ -71,6 +71,8 @@ class Pick:
     question: str
     #: for an argument text: (label, the argument text with that choice); [] when the text gives it already
     offer: Callable[[str], list[tuple[Text, str]]]
+    #: whether each button also shows what a job with that choice costs (choices that differ in price)
+    priced: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,10 @@ class Operation:
     noun: str | None = None
     #: what inline mode's "Generate" queues (`@bot <description>` in any chat): one text-only operation
     inline: bool = False
+    #: the same job made longer (a video's next length), None when it cannot be; None: no such follow-up
+    longer: Callable[[Args], Args | None] | None = None
+    #: the same job with each other choice of model and length: (label, arguments); None: no such follow-up
+    alternatives: Callable[[Args], list[tuple[Text, Args]]] | None = None
     #: seconds a job may take from queueing to its result; None: the operator's JOB_DEADLINE_S
     deadline_s: float | None = None
     #: the Mini App screen that queues this operation ("paint": a painted mask, "frame": paddings); None: none

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from bot.i18n import N_, lazy
+from bot.operations import videos
 from bot.operations.catalogue import Args, InputImage, Operation, ResultKind, option
 from bot.operations.parsing import check_prompt
 from bot.operations.styles import StyleCatalogue
@@ -14,6 +15,8 @@ from bot.operations.videos import TEXT2VIDEO, VideoRequest, build_video, parse_v
 
 #: a video job's deadline: tasks take minutes, and the service may queue them
 DEADLINE_S = 1800.0
+#: the endpoints its jobs go to
+KINDS = (TEXT2VIDEO,)
 _EXAMPLE = "/video a paper boat sailing down a rainy street"
 
 
@@ -30,7 +33,7 @@ def entry(styles: StyleCatalogue) -> Operation:
     group = video_group(styles)
 
     def parse(text: str) -> Args:
-        args = parse_video_args(group, (TEXT2VIDEO,), text, example=_EXAMPLE)
+        args = parse_video_args(group, KINDS, text, example=_EXAMPLE)
         return {**args, "prompt": check_prompt(args["prompt"], example=_EXAMPLE)}
 
     def build(args: Args, images: Sequence[InputImage]) -> VideoRequest:
@@ -45,6 +48,8 @@ def entry(styles: StyleCatalogue) -> Operation:
                                    seconds=args["duration"], prompt=args["prompt"][:300]),
         result=ResultKind.VIDEO, image_names=(), noun=N_("Video from a description"),
         typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
-        typical_of=lambda args: typical_seconds(group.styles[args["model"]]),
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, KINDS),
+        longer=lambda args: videos.longer(group, args),
+        alternatives=lambda args: videos.alternatives(group, KINDS, args),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--ratio"),
              option("--prompt", required=True)))

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bot.aiart.models import MAX_PROMPT_CHARS, ImageRef, Request, require, require_image, require_prompt
-from bot.i18n import N_
-from bot.operations.catalogue import ArgumentError, InputImage
+from bot.i18n import N_, Text, lazy
+from bot.operations.catalogue import ArgumentError, InputImage, Pick
 from bot.operations.parsing import leading_words
 from bot.operations.styles import Style, StyleCatalogue, StyleGroup, load_catalogue
 
@@ -142,3 +142,52 @@ def build_video(group: StyleGroup, kind: type[VideoRequest], args: dict[str, Any
     return kind(model_id=style.template_id, prompt=args.get("prompt", ""), duration=args["duration"],
                 resolution=str(group.settings.get("resolution", "720p")), aspect_ratio=ratio,
                 images=tuple(image.ref for image in images))
+
+
+#: a model and length to pick, as a button (the bot adds the price)
+CHOICE = N_("{model} · {seconds} s")
+PICK_QUESTION = N_("Pick a model and length (the price is shown on each):")
+
+
+def choices(group: StyleGroup, kinds: Sequence[str]) -> list[tuple[Style, int]]:
+    """Every offered model for these endpoints with each of its lengths, in catalogue order."""
+    seen: dict[str, Style] = {}
+    for kind in kinds:
+        for style in models_for(group, kind):
+            seen.setdefault(style.key, style)
+    return [(style, seconds) for style in seen.values() for seconds in durations(style)]
+
+
+def pick(group: StyleGroup, kinds: Sequence[str]) -> Pick | None:
+    """The model-and-length buttons where the bot asks anyway (the photo menu); None when there is one choice."""
+    offered = choices(group, kinds)
+    if len(offered) < 2:
+        return None
+    names = {style.key for style, _ in offered}
+
+    def offer(text: str) -> list[tuple[Text, str]]:
+        words = text.split()
+        found = leading_words(list(words), model=lambda word: word in names,
+                              duration=lambda word: bool(_SECONDS.match(word)))
+        if found["model"] or found["duration"]:
+            return []
+        return [(lazy(CHOICE, model=style.label, seconds=seconds), f"{style.key} {seconds}s {text}".strip())
+                for style, seconds in offered]
+
+    return Pick(PICK_QUESTION, offer, priced=True)
+
+
+def longer(group: StyleGroup, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The job's arguments with its model's next longer length; None at the longest."""
+    style = group.get(str(args.get("model", "")))
+    if style is None:
+        return None
+    more = [seconds for seconds in durations(style) if seconds > int(args.get("duration", 0))]
+    return {**args, "duration": more[0]} if more else None
+
+
+def alternatives(group: StyleGroup, kinds: Sequence[str], args: dict[str, Any]) -> list[tuple[Text, dict[str, Any]]]:
+    """The job's arguments with every other model and length offered for its endpoints, with labels."""
+    return [(lazy(CHOICE, model=style.label, seconds=seconds), {**args, "model": style.key, "duration": seconds})
+            for style, seconds in choices(group, kinds)
+            if (style.key, seconds) != (args.get("model"), args.get("duration"))]

@@ -9,7 +9,8 @@ from datetime import timedelta
 from telegram import InlineKeyboardMarkup, Message
 
 from bot.chats.people import argument_setting, style_setting
-from bot.i18n import tr
+from bot.credits.texts import cost_note
+from bot.i18n import lazy, tr
 from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album
@@ -81,7 +82,16 @@ async def offer_pick(context: CustomContext, operation: Operation, args_text: st
     if operation.pick is None:
         return False
     language = await language_for(context, source)
-    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, operation.pick.offer(args_text))
+    offered = operation.pick.offer(args_text)
+    if operation.pick.priced:
+        # choices that differ in price show it before anything is spent
+        policy = deps(context).credits.policy
+        offered = [(lazy(texts.PRICED_CHOICE, choice=label,
+                         cost=cost_note(language, policy.price(operation.name, operation.parse(argument)))), argument)
+                   for label, argument in offered]
+    # a priced choice is a long label: one a row
+    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, offered,
+                                         per_row=1 if operation.pick.priced else 3)
     if markup is None:
         return False
     await ask(context, source, tr(language, operation.pick.question), editable, markup, images)

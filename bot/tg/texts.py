@@ -251,9 +251,8 @@ FU_AGAIN = N_("🔁 Again")
 FU_OTHER_STYLE = N_("🎨 Another style")
 FU_LONGER = N_("⏩ Longer: {seconds} s")
 FU_OTHER_MODEL = N_("🎞 Another model")
-#: a model to pick, with what a job with it costs
-MODEL_CHOICE = N_("{model} · {seconds} s · {cost}")
-MODEL_PROMPT = N_("Pick a model and length (the price is shown on each):")
+#: a choice offered as a button, with what a job with it costs
+PRICED_CHOICE = N_("{choice} · {cost}")
 VIDEO_LINK = N_("{caption}\n\nThe video is larger than Telegram takes from a bot (50 MB). "
                 "Download it here while the link lasts: {url}")
 #: a task expected to take this long (seconds) shows its progress against that duration

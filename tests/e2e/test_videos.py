@@ -173,3 +173,67 @@ async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, a
 
     assert await settled(state, ("delivered", 10)) == ("delivered", 10)
 
+
+
+def buttons(message) -> dict[str, str]:
+    """callback data -> label of a message's buttons."""
+    return {button["callback_data"]: button["text"] for row in (message.reply_markup or {}).get("inline_keyboard", [])
+            for button in row if "callback_data" in button}
+
+
+async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups(bot, telegram, alice_chat,
+                                                                                 settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, alice_chat.id)
+    animate = next(data for data in buttons(colorized) if data.endswith(":n:animate:"))
+    telegram.user_presses(alice_chat, ALICE, colorized.message_id, animate)
+    videos = await wait_media(telegram, alice_chat.id, 2)
+    video = videos[1]
+    assert video.media_kind == "video" and video.reply_to_message_id == colorized.message_id
+    offered = buttons(video)
+    # again, longer, another model: nothing that works on a picture
+    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m"]
+    assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s"
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in offered if d.endswith(":l")))
+    longer = (await wait_media(telegram, alice_chat.id, 3))[2]
+    assert decoded(longer.media)[3] == pytest.approx(10, abs=0.3)
+    # 10 credits for the first video, 20 for the longer one (2 a second), the colorized picture from free credits
+    assert await settled(lambda: balance(settings, ALICE.id), 70) == 70
+
+
+async def test_another_model_shows_each_choice_with_its_price_before_spending(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    labels = list(buttons(picker).values())
+    assert labels == ["Seedance 2.0 · 10 s · 20 credits", "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    assert await balance(settings, ALICE.id) == 90  # nothing spent by showing the choices
+    kling = next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s"))
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, kling)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Kling v3, 5 s)") and second.reply_to_message_id == video.message_id
+
+
+async def test_the_photo_menu_offers_models_and_lengths_with_their_prices(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)))
+
+    def animate_menu():
+        return next((m for m in telegram.sent(alice_chat.id) if any(d.startswith("op:animate") for d in buttons(m))),
+                    None)
+
+    await telegram.wait_for(lambda: animate_menu() is not None)
+    menu = animate_menu()
+    telegram.user_presses(alice_chat, ALICE, menu.message_id, next(d for d in buttons(menu) if d.startswith("op:animate")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    assert "Kling v3 · 10 s · 20 credits" in buttons(picker).values()
+    choice = next(data for data, label in buttons(picker).items() if label == "Kling v3 · 10 s · 20 credits")
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, choice)
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Animate (Kling v3, 10 s)")
+    assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
