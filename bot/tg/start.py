@@ -11,11 +11,11 @@ from telegram import InlineKeyboardMarkup, Message
 from bot.chats.people import argument_setting, style_setting
 from bot.credits.texts import cost_note
 from bot.i18n import lazy, tr
-from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album
 from bot.tg.context import CustomContext, conversations, deps, language_for, person_settings
-from bot.tg.inputs import FileInput, problem_with
+from bot.tg.inputs import FileInput, own_images, problem_with
 from bot.tg.pairs import wait_for_more
 from bot.tg.queueing import queue, refuse
 from bot.tg.replies import show
@@ -44,6 +44,10 @@ async def start_operation(context: CustomContext, operation: Operation, args_tex
         await refuse(context, source, operation, tr(language, texts.USAGE_LINE, reason=error.text,
                                                     usage=tr(language, operation.usage)), editable=editable)
         return
+    if (operation.result is ResultKind.VIDEO and operation.most_images >= 2 and len(images) == 1
+            and not source.media_group_id and own_images(source) and (earlier := own_images(source.reply_to_message))):
+        # a photo replying to a photo: a video from the earlier one (the first frame) to this one (the last)
+        images = earlier + images
     for image in images:
         if (problem := problem_with(image)) is not None:
             await refuse(context, source, operation, tr(language, problem), args=args, editable=editable)

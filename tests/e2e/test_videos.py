@@ -136,6 +136,18 @@ async def test_two_frames_make_a_video_from_the_first_to_the_second(bot, telegra
     assert posted == ["/v1/aiart/startend2video/doubao-seedance-2-0-260128"]
 
 
+async def test_a_photo_replying_to_a_photo_makes_a_video_from_the_first_to_the_second(bot, telegram, alice_chat,
+                                                                                      settings):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    first = telegram.user_sends(alice_chat, ALICE, photo=start)
+    telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    [result] = await wait_media(telegram, alice_chat.id)
+    _, size, frames, _ = decoded(result.media)
+    assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
+    assert difference(frames[-1], Image.open(io.BytesIO(end)).resize(size)) < 8
+
+
 async def test_a_description_becomes_a_video_at_the_asked_ratio(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
     telegram.user_sends(alice_chat, ALICE, text="/video kling 9:16 a paper boat on a rainy street")
