@@ -249,3 +249,20 @@ async def test_the_photo_menu_offers_models_and_lengths_with_their_prices(bot, t
     [video] = await wait_media(telegram, alice_chat.id)
     assert video.caption.startswith("✅ Animate (Kling v3, 10 s)")
     assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
+
+
+async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    [video] = await wait_media(telegram, alice_chat.id)
+
+    async def delivered() -> list[str]:
+        return [job.state for job in await jobs(settings)]
+
+    assert await settled(delivered, ["delivered"]) == ["delivered"]
+    asked = telegram.user_sends(alice_chat, ALICE, text="/history")
+    await telegram.wait_for(lambda: any(m.reply_to_message_id == asked["message_id"] for m in telegram.sent(alice_chat.id)))
+    listing = next(m for m in telegram.sent(alice_chat.id) if m.reply_to_message_id == asked["message_id"])
+    telegram.user_presses(alice_chat, ALICE, listing.message_id, next(iter(buttons(listing))))
+    resent = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert resent.media_kind == "video" and resent.media == video.media
