@@ -21,6 +21,7 @@ from bot.tg import texts
 from bot.tg.inline_delivery import InlineDelivery
 from bot.tg.inputs import MAX_DOWNLOAD_BYTES
 from bot.tg.ratelimit import retry_seconds
+from bot.videos import VideoInfo
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ ALBUM_MAX = 10
 #: an input download may wait this long in total for Telegram's retry_after before the job is rescheduled
 INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
+#: videos read into memory for upload at once, across all deliveries
+VIDEO_UPLOADS_AT_ONCE = 2
 #: results larger than this together are announced with an "uploading" chat action while they are sent
 UPLOAD_ACTION_BYTES = 1024 * 1024
 
@@ -87,6 +90,9 @@ class TelegramNotifier:
         self._sandbox = sandbox
         #: the follow-up buttons under a result (none when not given)
         self._keyboard = keyboard or (lambda job, operation: None)
+        #: python-telegram-bot reads an upload into memory whole: videos (up to 50 MB each) wait on disk and
+        #: are read only a few at a time, so deliveries in flight cannot add up to gigabytes
+        self._video_uploads = asyncio.Semaphore(VIDEO_UPLOADS_AT_ONCE)
 
     async def fetch_input(self, file_id: str) -> bytes:
         if is_stored(file_id):
@@ -236,6 +242,11 @@ class TelegramNotifier:
                 job.chat_id, texts.video_link(job.language, text, result.source_url or ""),
                 reply_parameters=reply, reply_markup=markup)
         info = result.video
+        async with self._video_uploads:
+            return await self._upload_video(job, result, info, text, reply, markup)
+
+    async def _upload_video(self, job: JobRecord, result: ResultFile, info: VideoInfo, text: str,
+                            reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None) -> Message:
         with result.path.open("rb") as video:
             return await self._bot.send_video(
                 job.chat_id, InputFile(video, filename=result.file_name), duration=info.duration, width=info.width,
