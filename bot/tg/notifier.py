@@ -34,7 +34,7 @@ ALBUM_MAX = 10
 INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
 #: videos read into memory for upload at once, across all deliveries
-VIDEO_UPLOADS_AT_ONCE = 2
+VIDEO_UPLOADS_AT_ONCE = 1
 #: results larger than this together are announced with an "uploading" chat action while they are sent
 UPLOAD_ACTION_BYTES = 1024 * 1024
 
@@ -91,7 +91,7 @@ class TelegramNotifier:
         #: the follow-up buttons under a result (none when not given)
         self._keyboard = keyboard or (lambda job, operation: None)
         #: python-telegram-bot reads an upload into memory whole: videos (up to 50 MB each) wait on disk and
-        #: are read only a few at a time, so deliveries in flight cannot add up to gigabytes
+        #: are read one at a time, so deliveries in flight cannot add up to gigabytes (bench/perf/videos.py)
         self._video_uploads = asyncio.Semaphore(VIDEO_UPLOADS_AT_ONCE)
 
     async def fetch_input(self, file_id: str) -> bytes:
