@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     #: free credits each user may spend a day (an operation costs its price per output image); 0: none.
     #: Small by default: with the real service every free credit is paid from the operator's balance
     free_credits_per_day: int = Field(default=5, ge=0)
+    #: whether the free daily credits pay for videos too; off: a video is paid with bought or plan credits
+    free_credits_for_video: bool = False
     #: JSON prices in credits per output image (bot/credits/prices.py); unset: 1 per image for everything
     credit_prices_file: Path | None = None
     #: packs sold for Telegram Stars, "credits:stars" pairs, e.g. "10:50,100:400"; empty: payments are off

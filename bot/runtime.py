@@ -229,12 +229,14 @@ def build_parts(settings: Settings, token: str, engine: AsyncEngine, service: Se
     sessions, metrics = session_factory(engine), Metrics()
     media, callback_path, owner = media_links(settings), service_callback_path(settings), worker_id(settings)
     policy = CreditPolicy(files.catalogue, files.prices, settings.free_credits_per_day, files.packs, files.plan,
-                          settings.free_budget)
+                          settings.free_budget, free_for_video=settings.free_credits_for_video)
     queued = asyncio.Event()  # the job service sets it as it queues a job: the worker looks for work at once
     jobs = JobService(sessions, deadline=timedelta(seconds=settings.job_deadline_s), credits=policy, metrics=metrics,
                       quotas=Quotas(settings.user_max_active_jobs, 0), on_enqueued=queued.set,
                       # called only once updates flow, long after `application` below is built
-                      on_free_budget_spent=lambda: budget_spent(application, settings))
+                      on_free_budget_spent=lambda: budget_spent(application, settings),
+                      deadlines={operation.name: timedelta(seconds=operation.deadline_s)
+                                 for operation in files.catalogue.values() if operation.deadline_s})
     deps = Deps(jobs=jobs, credits=CreditService(sessions, policy), operations=files.catalogue, styles=files.styles,
                 client=service.client, people=PeopleService(sessions), languages=LanguageChoices(sessions),
                 access=Access(settings.bot_admins, settings.bot_allowed_users, settings.bot_allowed_chats),

@@ -14,7 +14,7 @@ from bot.images import ImageRejected, prepare, reencode
 from bot.jobs.handoff import ImageHandoff
 from bot.jobs.polling import PollSchedule
 from bot.jobs.results import ResultUnavailable
-from bot.operations.catalogue import ArgumentError, InputImage, Operation, StyleMissing
+from bot.operations.catalogue import ArgumentError, InputImage, Operation, ResultKind, StyleMissing
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.runtime import connect_service
@@ -77,6 +77,10 @@ def output_paths(out: Path, count: int) -> list[Path]:
     return [out.with_name(f"{out.stem}-{index}{out.suffix}") for index in range(1, count + 1)]
 
 
+#: the largest video `try` saves
+MAX_SHELL_VIDEO_BYTES = 1 << 30
+
+
 async def run_try(settings: Settings, args: argparse.Namespace) -> int:
     """Run the operation, showing progress; returns the process exit code."""
     catalogue_styles = load_catalogue(settings.styles_file)
@@ -126,8 +130,18 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
         fetcher = service.fetcher
         try:
             for path, url in zip(output_paths(args.out, len(task.result_urls)), task.result_urls, strict=True):
-                result = await fetcher.fetch(url, name=path.stem)
                 path.parent.mkdir(parents=True, exist_ok=True)
+                if operation.result is ResultKind.VIDEO:
+                    # a video is kept as the service made it, however large (no Telegram limit here)
+                    video = await fetcher.fetch_video(url, name=path.stem, limit=MAX_SHELL_VIDEO_BYTES)
+                    if video.path is None:
+                        print(f"error: the video is larger than {MAX_SHELL_VIDEO_BYTES} bytes: {url}", file=sys.stderr)
+                        return 1
+                    video.path.replace(path)
+                    path.chmod(0o644)  # a temporary file is private; the saved result is an ordinary file
+                    print(f"wrote {path} ({video.video.width}x{video.video.height}, {video.video.duration} s)")
+                    continue
+                result = await fetcher.fetch(url, name=path.stem)
                 path.write_bytes(reencode(result.data, path.suffix))
                 print(f"wrote {path}")
         except ResultUnavailable as error:

@@ -171,6 +171,7 @@ def parse_task(data: dict[str, Any], task_id: str, *, envelope_msg: str | None =
         type=_text(data.get("type")),
         created_ms=_as_int(data.get("createTime")),
         updated_ms=_as_int(data.get("updateTime")),
+        credits_increment=_as_int(data.get("creditsIncrement")),
     )
 
 

@@ -80,6 +80,8 @@ class Task:
     type: str | None = None
     created_ms: int | None = None
     updated_ms: int | None = None
+    #: what the task cost in service tokens (`creditsIncrement`, undocumented; read by the provider's client)
+    credits_increment: int | None = None
 
     @property
     def finished(self) -> bool:

@@ -111,11 +111,13 @@ async def _top_up_allowance(credits: CreditRepository, user_id: int, free: int, 
 
 
 async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | None, price: int, now: datetime,
-               free_per_day: int, allowance_written: bool = False, budget: int | None = None) -> Plan | Shortfall:
+               free_per_day: int, allowance_written: bool = False, budget: int | None = None,
+               free_pays: bool = True) -> Plan | Shortfall:
     """Lock the user's accounts (and the group's pool) and decide where `price` comes from; or say it cannot.
 
     Today's allowance is written as a side effect (see `allowance_day`); `allowance_written` says the
     caller saw that committed already. `budget` caps the free credits the whole bot gives today.
+    `free_pays` False: the free allowance does not pay for this job (a video, unless the operator allows it).
     """
     credits = CreditRepository(session)
     chat_identity = is_chat_identity(user_id)
@@ -141,7 +143,7 @@ async def plan(session: AsyncConnection, *, user_id: int, pool_chat_id: int | No
     draws, left = [], price
     for kind in SPEND_ORDER:
         key = next((k for k in keys if k[0] == kind), None)
-        if key is None or left <= 0:
+        if key is None or left <= 0 or (kind == "free" and not free_pays):
             continue
         take = min(left, available[key])
         if take > 0:

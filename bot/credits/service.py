@@ -13,7 +13,7 @@ from bot.credits import ledger, subscription
 from bot.credits.packs import Pack, credits_in, pack_of, stars_in
 from bot.credits.prices import Prices
 from bot.credits.subscription import SubscriptionPlan
-from bot.operations.catalogue import Operation
+from bot.operations.catalogue import Operation, ResultKind
 from bot.store.credits import CreditRepository, Entry
 from bot.store.db import Sessions, reading
 
@@ -73,6 +73,13 @@ class CreditPolicy:
     subscription: SubscriptionPlan | None = None
     #: the most free credits the whole bot gives a day (None: no limit)
     free_budget: int | None = None
+    #: whether the free daily credits pay for videos too (FREE_CREDITS_FOR_VIDEO); by default only bought ones do
+    free_for_video: bool = False
+
+    def free_pays(self, operation: str) -> bool:
+        """Whether the free daily allowance may pay for a job of `operation`."""
+        found = self.operations.get(operation)
+        return self.free_for_video or found is None or found.result is not ResultKind.VIDEO
 
     @property
     def on_sale(self) -> bool:

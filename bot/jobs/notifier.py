@@ -5,11 +5,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from bot.i18n import Text
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord
+from bot.videos import VideoInfo
 
 
 class FailureKind(enum.StrEnum):
@@ -35,11 +37,24 @@ class Failure:
 
 @dataclass(frozen=True)
 class ResultFile:
-    """One result image, downloaded."""
+    """One result, downloaded: an image's bytes, or a video kept in a file (`path`) with what sendVideo needs.
+
+    A video too large to upload has neither bytes nor a file: it goes out as a link to `source_url`.
+    """
 
     data: bytes
     file_name: str
     mime: str
+    path: Path | None = None
+    video: VideoInfo | None = None
+    size: int = 0
+    #: where the service serves the result (a video too large to upload is linked there)
+    source_url: str | None = None
+
+    @property
+    def too_large(self) -> bool:
+        """A video that is not uploaded (above Telegram's limit): it goes out as a link."""
+        return self.video is None and self.mime.startswith("video/")
 
 
 @dataclass(frozen=True)

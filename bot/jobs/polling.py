@@ -13,7 +13,10 @@ callbacks still come, as the checks then only find the tasks whose callback was 
 is each operation's typical duration: the running median of its recent tasks, per input megapixel when
 the input's size is known (image work takes time in proportion to pixels, above `OVERHEAD_PIXELS`: below
 it the service's fixed overhead dominates, so a thumbnail teaches nothing about a photo); until one of its tasks has
-ended, checks keep the steady pace from the start. Every delay is multiplied by `time_scale` and every
+ended, checks keep the steady pace from the start. A task the catalogue expects to take minutes (a video:
+`long_task` seconds or more) is no such guess: its checks start at `first_share` of that duration at once
+and come every `long_share` of it (at least `pace`), so a two-minute video takes a handful of checks,
+not sixty. Every delay is multiplied by `time_scale` and every
 age divided by it, so a benchmark can run against a faster sandbox.
 """
 
@@ -90,6 +93,9 @@ class PollSchedule:
     memory: float = 45.0
     time_scale: float = 1.0
     fixed_interval: float | None = None
+    #: an operation expected to take at least this long (seconds) is polled by its duration from the start
+    long_task: float = 60.0
+    long_share: float = 0.1
     _samples: dict[tuple[str, bool], deque[float]] = field(default_factory=dict, repr=False)
     _guess: dict[str, float] = field(default_factory=dict, repr=False)
     _heard: OrderedDict[str, float] = field(default_factory=OrderedDict, repr=False)
@@ -122,7 +128,7 @@ class PollSchedule:
         self._guess.setdefault(operation, typical_seconds)
         if self.fixed_interval is not None:
             return self.fixed_interval * self.time_scale
-        if not self._learnt(operation, input_pixels):
+        if not self._learnt(operation, input_pixels) and typical_seconds < self.long_task:
             # nothing learnt yet: the catalogue's guess may be far off, and callbacks may not come at all
             return self.pace * self.time_scale
         if self.trusted:
@@ -138,6 +144,8 @@ class PollSchedule:
             return min(self.max_interval, max(self.pace, late, age)) * self.time_scale
         # while most callbacks come, a check finds only the few tasks whose callback was lost: fewer will do
         pace = self.pace * (self.sparse_factor if self.callbacks and self._mostly_announced() else 1.0)
+        if (typical := self.typical(operation, input_pixels)) >= self.long_task:
+            pace = max(pace, self.long_share * typical)
         if age < self.tail_after * self.typical(operation, input_pixels):
             return pace * self.time_scale
         return min(self.max_interval, max(pace, self.tail_share * age)) * self.time_scale

@@ -11,7 +11,9 @@ pages and send them to a chat. So a result URL is fetched only when
   the URL's origin (scheme, host, port) is that of the service itself or of its static URL (the
   embedded sandbox and the tests serve results from loopback);
 - each redirect passes the same checks (the fetcher follows at most MAX_REDIRECTS itself);
-- and what comes back is a still JPEG, PNG or WebP image, as Pillow reads its header.
+- and what comes back is a still JPEG, PNG or WebP image, as Pillow reads its header; or, for a video
+  operation, an MP4 that PyAV reads (bot.videos), written to a file as it arrives (never whole in
+  memory) and not read on past Telegram's upload limit: a larger one is linked, not sent.
 
 The addresses are checked twice: before the request (for a clear refusal), and by the resolver of
 the connection pool that `result_client` builds, which hands the connection only addresses that
@@ -22,9 +24,13 @@ forbidden address: the connection goes to an address that was checked.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
 
 import httpx
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -32,8 +38,11 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from bot.images import ImageLimits, ImageRejected, inspect
 from bot.jobs.notifier import ResultFile
 from bot.transport import AiohttpTransport
+from bot.videos import VideoRejected, probe
 
 MAX_RESULT_BYTES = 50 * 1024 * 1024
+#: the largest video a bot may upload to Telegram (sendVideo); a larger one is sent as a link
+VIDEO_UPLOAD_BYTES = 50 * 1024 * 1024
 MAX_REDIRECTS = 5
 #: result downloads at once across all jobs (a headshot alone has up to ten results of up to 50 MB)
 DOWNLOAD_CONCURRENCY = 4
@@ -198,6 +207,20 @@ def _refused_address(error: BaseException) -> bool:
     return False
 
 
+def _spool(folder: Path | None, name: str) -> tuple[IO[bytes], Path]:
+    """A new file for a downloaded video, kept after closing (delivery reads it, then `discard`s it)."""
+    handle = tempfile.NamedTemporaryFile(prefix=f"{name}-", suffix=".mp4", dir=folder, delete=False)  # noqa: SIM115
+    return handle, Path(handle.name)
+
+
+def discard(*paths: Path | None) -> None:
+    """Delete downloaded videos' files, those still there."""
+    for path in paths:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
 class ResultFetcher:
     """Fetches result URLs that the guard allows (no credentials are sent: they are public CDN links).
 
@@ -221,7 +244,28 @@ class ResultFetcher:
             raise ResultRefused("the service's result is not a JPEG, PNG or WebP image") from error
         return ResultFile(data=data, file_name=f"{name}.{_SUFFIX[info.format]}", mime=_MIME[info.format])
 
-    async def _download(self, url: str) -> bytes:
+    async def fetch_video(self, url: str, *, name: str, folder: Path | None = None,
+                          limit: int = VIDEO_UPLOAD_BYTES) -> ResultFile:
+        """Download one video result into a file under `folder` (the caller deletes `path`); one larger than
+        `limit` is not read to its end and comes back without a file, to be sent as a link."""
+        handle, path = await asyncio.to_thread(_spool, folder, name)
+        try:
+            with handle:
+                async with self._slots:
+                    size = await self._download(url, sink=handle, limit=limit)
+            if size is None:
+                await asyncio.to_thread(discard, path)
+                return ResultFile(b"", f"{name}.mp4", "video/mp4", source_url=url)
+            try:
+                info = await asyncio.to_thread(probe, path)
+            except VideoRejected as error:
+                raise ResultRefused(f"the service's result is not an MP4 video ({error})") from error
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(discard, path))
+            raise
+        return ResultFile(b"", f"{name}.mp4", "video/mp4", path=path, video=info, size=size, source_url=url)
+
+    async def _download(self, url: str, *, sink: IO[bytes] | None = None, limit: int | None = None) -> Any:
         try:
             target = httpx.URL(url)
         except httpx.InvalidURL as error:
@@ -238,6 +282,8 @@ class ResultFetcher:
                         raise ResultUnavailable(f"result link answered {response.status_code}", permanent=True)
                     if response.status_code != 200:
                         raise ResultUnavailable(f"result link answered {response.status_code}", permanent=False)
+                    if sink is not None:
+                        return await self._write(response, sink, limit or self._max_bytes)
                     return await self._read(response)
             except httpx.InvalidURL as error:
                 raise ResultRefused("the service gave a result link that is not a valid URL") from error
@@ -247,6 +293,19 @@ class ResultFetcher:
                         from error
                 raise ResultUnavailable(f"result download failed: {type(error).__name__}", permanent=False) from error
         raise ResultRefused("the result link redirected too many times")
+
+    async def _write(self, response: httpx.Response, sink: IO[bytes], limit: int) -> int | None:
+        """Copy the body into `sink` as it arrives; its size, or None once it passes `limit` (then read no more)."""
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return None
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                return None
+            sink.write(chunk)
+        return size
 
     async def _read(self, response: httpx.Response) -> bytes:
         chunks, size = [], 0

@@ -17,7 +17,7 @@ of one update run at once, the second one's job is refused (bot.store.inbox.Upda
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -100,10 +100,13 @@ class JobService:
                  quotas: Quotas = Quotas(), credits: CreditPolicy | None = None,
                  on_enqueued: Callable[[], None] | None = None,
                  on_free_budget_spent: Callable[[], None] | None = None,
-                 clock: Callable[[], datetime] = utcnow, metrics: Metrics | None = None) -> None:
+                 clock: Callable[[], datetime] = utcnow, metrics: Metrics | None = None,
+                 deadlines: Mapping[str, timedelta] | None = None) -> None:
         self._sessions = sessions
         self._metrics = metrics
         self._deadline = deadline
+        #: operations that take longer than the operator's deadline allows (videos): their own, by name
+        self._deadlines = dict(deadlines or {})
         self._quotas = quotas
         self._credits = credits
         self._on_enqueued = on_enqueued
@@ -120,7 +123,8 @@ class JobService:
     def _new_job(self, request: JobRequest, now: datetime, credits: int = 0) -> NewJob:
         return NewJob(credits=credits, chat_id=request.chat_id, user_id=request.user_id,
                       reply_to_message_id=request.reply_to_message_id, operation=request.operation,
-                      args=request.args, inputs=request.inputs, deadline_at=now + self._deadline,
+                      args=request.args, inputs=request.inputs,
+                      deadline_at=now + max(self._deadline, self._deadlines.get(request.operation, self._deadline)),
                       chat_type=request.chat_type, status_message_id=request.status_message_id,
                       language=request.language, inline_message_id=request.inline_message_id)
 
@@ -203,7 +207,7 @@ class JobService:
                         session, user_id=request.user_id, price=price, now=now,
                         pool_chat_id=self._credits.pool_of(request.chat_id, request.chat_type),
                         free_per_day=self._credits.free_per_day, allowance_written=allowance in self._allowances,
-                        budget=self._credits.free_budget)
+                        budget=self._credits.free_budget, free_pays=self._credits.free_pays(request.operation))
                 if isinstance(spending, Shortfall):
                     outcome: JobRecord | NotEnoughCredits = NotEnoughCredits(
                         spending.price, spending.available, spending.free_per_day, spending.pool_only,
@@ -242,7 +246,8 @@ class JobService:
             pool = self._credits.pool_of(request.chat_id, request.chat_type)
             held = await ledger.balance(session, user_id=request.user_id, pool_chat_id=pool, now=now,
                                         free_per_day=self._credits.free_per_day)
-        available = held.credits + held.free_left + (held.pool_left or 0)
+        free = held.free_left if self._credits.free_pays(request.operation) else 0
+        available = held.credits + free + (held.pool_left or 0)
         if available >= price:
             return None
         return NotEnoughCredits(price, available, held.free_per_day, ledger.is_chat_identity(request.user_id))

@@ -38,13 +38,13 @@ from bot.jobs.failures import (
     retry_after_of,
 )
 from bot.jobs.handoff import ImageHandoff
-from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier
+from bot.jobs.notifier import DeliveryError, Failure, FailureKind, Notifier, ResultFile
 from bot.jobs.polling import PollSchedule, Schedule
-from bot.jobs.results import ResultFetcher
+from bot.jobs.results import ResultFetcher, discard
 from bot.jobs.writes import JobWrites
 from bot.leased import LeasedLoop
 from bot.metrics import Metrics
-from bot.operations.catalogue import InputImage, Operation
+from bot.operations.catalogue import InputImage, Operation, ResultKind
 from bot.store import JobRecord, JobRepository, JobState
 from bot.store.db import Sessions, reading
 from bot.waiting import LendingSlots
@@ -326,8 +326,9 @@ class Worker:
             self._service_outcome("submit", None)
             now = self._clock()
             self.metrics.queue_seconds.labels(job.operation).observe(max(0.0, (now - job.created_at).total_seconds()))
-            input_pixels = max((image.width * image.height for image in images), default=None)
-            first = self.schedule.first_delay(operation.name, operation.typical_seconds, input_pixels)
+            input_pixels = max((image.width * image.height for image in images), default=None) \
+                if operation.time_by_pixels else None
+            first = self.schedule.first_delay(operation.name, operation.usual_seconds(job.args), input_pixels)
             next_check = min(now + timedelta(seconds=first), job.deadline_at)
             await self._update(job, state=JobState.RUNNING, task_id=task_id, submitted_at=now, input_pixels=input_pixels,
                                next_check_at=next_check, lease_owner=None, lease_until=None)
@@ -389,7 +390,7 @@ class Worker:
             self.metrics.service_seconds.labels(job.operation).observe(max(0.0, age))
         if task.state is TaskState.COMPLETED:
             job = await self._update(job, state=JobState.COMPLETED, result_urls=list(task.result_urls),
-                                     next_check_at=now)
+                                     next_check_at=now, service_cost=task.credits_increment)
             if job is not None:
                 # the row as written: a callback to any replica, even one during this check, is in it
                 self.schedule.finished(job.operation, age, job.input_pixels, heard=job.callback_at is not None)
@@ -432,12 +433,22 @@ class Worker:
         if now >= job.deadline_at + self.config.delivery_grace:
             await self._finish_failed(job, operation, Failure(FailureKind.DELIVERY, "the result could not be sent in time"))
             return
+        files: list[ResultFile] = []
         try:
-            files = [await self._fetcher.fetch(url, name=f"{operation.name}-{job.id}-{index}")
-                     for index, url in enumerate(job.result_urls, start=1)]
-        except Exception as error:
-            await self._delivery_failed(job, operation, error)
-            return
+            for index, url in enumerate(job.result_urls, start=1):
+                fetch = self._fetcher.fetch_video if operation.result is ResultKind.VIDEO else self._fetcher.fetch
+                try:
+                    files.append(await fetch(url, name=f"{operation.name}-{job.id}-{index}"))
+                except Exception as error:
+                    await self._delivery_failed(job, operation, error)
+                    return
+            await self._send(job, operation, files)
+        finally:
+            # a video waits in a file only until it is sent (or the step gives up: the next one fetches again)
+            await asyncio.to_thread(discard, *(file.path for file in files))
+
+    async def _send(self, job: JobRecord, operation: Operation, files: list[ResultFile]) -> None:
+        """Send the downloaded results and record the job delivered."""
         # a /cancel may have come while we downloaded (it drops the lease): its results must never be sent.
         # Renewing the lease asks that in a write, which shares a commit with other steps' writes.
         if await self._update(job, lease_until=self._clock() + self.config.deliver_lease) is None:

@@ -39,6 +39,7 @@ class ResultKind(enum.StrEnum):
     PHOTO = "photo"                # a photo, or a document when too large for a photo
     PNG_DOCUMENT = "png_document"  # a PNG file, keeping transparency
     ALBUM = "album"                # several images
+    VIDEO = "video"                # an H.264 MP4, sent as a Telegram video (a link when too large)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class Pick:
     question: str
     #: for an argument text: (label, the argument text with that choice); [] when the text gives it already
     offer: Callable[[str], list[tuple[Text, str]]]
+    #: whether each button also shows what a job with that choice costs (choices that differ in price)
+    priced: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,12 +130,22 @@ class Operation:
     pick: Pick | None = None
     #: a typical task duration, used to place the first status check before any are measured
     typical_seconds: float = 10.0
+    #: the typical duration for a job's arguments (a video's model), when it depends on them
+    typical_of: Callable[[Args], float] | None = None
+    #: whether the service's time grows with the input's pixels (image work); a video's does not
+    time_by_pixels: bool = True
     #: how many result images a job makes (each costs one service token)
     outputs: Callable[[Args], int] = field(default=lambda args: 1)
     #: the title as a noun, for sentences ("Colorizing needs a photo"), a msgid; None: the title is one already
     noun: str | None = None
     #: what inline mode's "Generate" queues (`@bot <description>` in any chat): one text-only operation
     inline: bool = False
+    #: the same job made longer (a video's next length), None when it cannot be; None: no such follow-up
+    longer: Callable[[Args], Args | None] | None = None
+    #: the same job with each other choice of model and length: (label, arguments); None: no such follow-up
+    alternatives: Callable[[Args], list[tuple[Text, Args]]] | None = None
+    #: seconds a job may take from queueing to its result; None: the operator's JOB_DEADLINE_S
+    deadline_s: float | None = None
     #: the Mini App screen that queues this operation ("paint": a painted mask, "frame": paddings); None: none
     mini_app: str | None = None
 
@@ -150,6 +163,10 @@ class Operation:
     def most_images(self) -> int:
         """How many images one job of this operation takes at most."""
         return self.images if self.max_images is None else self.max_images
+
+    def usual_seconds(self, args: Args) -> float:
+        """How long a task with these arguments typically takes."""
+        return self.typical_seconds if self.typical_of is None else self.typical_of(args)
 
     def build(self, args: Args, images: Sequence[InputImage]) -> api.Request:
         """The service request for a job's arguments and its input images."""

@@ -15,7 +15,7 @@ from bot.operations.styles import StyleCatalogue
 
 #: the operations, in the order menus show them
 NAMES = ("upscale", "retouch", "imagine", "art", "removebg", "headshot", "colorize", "restore", "faceswap",
-         "expand", "replace", "generate")
+         "expand", "replace", "generate", "animate", "video")
 #: operations from outside the package, given to `places(extra)` and the functions below:
 #: (operation module, sandbox renderer module) as dotted names, shown after the package's own
 Extra = Sequence[tuple[str, str]]

@@ -37,10 +37,12 @@ class Rendered:
 
 @dataclass(frozen=True)
 class Rendering:
-    """All outputs of one task: plain images, or headshot groups keyed by template id."""
+    """All outputs of one task: plain images (or a video), or headshot groups keyed by template id."""
 
     images: tuple[Rendered, ...] = ()
     groups: tuple[tuple[str, tuple[Rendered, ...]], ...] = ()
+    #: what the task costs in tokens when not one per output image (a video's seconds times its model's rate)
+    tokens: int | None = None
 
 
 def decode(data: bytes) -> Image.Image:

@@ -82,7 +82,8 @@ class TaskRunner:
             task.result_urls = [avatar_url(name) for name in task.result_files]
         else:
             task.result_urls = [self._file_url(name) for name in task.result_files]
-        self._state.charge(outcome.image_count)
+        task.credits_increment = outcome.cost
+        self._state.charge(outcome.cost)
         logger.info("sandbox task %s completed with %d image(s)", task.task_id, outcome.image_count)
         self._call_back(task)
 
@@ -151,7 +152,7 @@ class TaskRunner:
         groups = tuple(AvatarGroup(template_id, tuple(self._state.results.add(item.data, item.suffix)
                                                       for item in items))
                        for template_id, items in rendering.groups)
-        return Outcome(files=files, avatar_groups=groups)
+        return Outcome(files=files, avatar_groups=groups, tokens=rendering.tokens)
 
 
 def _largest_pixels(inputs: dict[str, bytes]) -> int | None:

@@ -15,8 +15,10 @@ __all__ = ["InputError", "Rendering", "SandboxOperation", "operations", "render"
 
 
 def operations(extra: registry.Extra = ()) -> dict[str, SandboxOperation]:
-    """Every registered operation's endpoint (and `extra`'s), keyed by the service's name for it."""
-    return {module.SANDBOX.name: module.SANDBOX for module in registry.renderers(extra)}
+    """Every registered operation's endpoints (and `extra`'s), keyed by the service's name for each; a renderer
+    module serving more than one endpoint lists them all in `SANDBOXES`."""
+    return {operation.name: operation for module in registry.renderers(extra)
+            for operation in getattr(module, "SANDBOXES", (module.SANDBOX,))}
 
 
 def render(operation: str, params: Params, inputs: dict[str, bytes], extra: registry.Extra = ()) -> Rendering:

@@ -33,6 +33,8 @@ class TaskSpec:
     params: dict[str, Any] = field(default_factory=dict)
     #: the user's text, checked for the sandbox's failure triggers
     prompt: str = ""
+    #: the tokens the account must hold for the task to be taken (a video costs many)
+    tokens: int = 1
 
 
 _MISSING = object()

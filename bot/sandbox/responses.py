@@ -34,6 +34,9 @@ def task_data(task: SandboxTask) -> dict[str, Any]:
         "resultUrl": task.result_urls[0] if done and not task.is_headshot and task.result_urls else "",
         "hasHsfw": task.nsfw,
     }
+    if task.credits_increment is not None:
+        # undocumented, read by the provider's own client: what the task cost in tokens
+        data["creditsIncrement"] = task.credits_increment
     if task.is_headshot:
         groups = task.outcome.avatar_groups if done and task.outcome is not None else ()
         data["avatarResult"] = [

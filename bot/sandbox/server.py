@@ -173,7 +173,7 @@ class ServiceRoutes:
         return create_task
 
     def _create(self, spec: TaskSpec) -> web.Response:
-        if self._state.credits_remaining <= 0:
+        if self._state.credits_remaining < max(1, spec.tokens):
             return envelope(None, code="510", msg="No enough credits")
         task = self._context.tasks.create(spec)
         return envelope({"taskId": task.task_id})

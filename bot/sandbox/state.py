@@ -32,7 +32,8 @@ BUSINESS_ID = "sandbox-business"
 #: seconds an upload slot takes PUTs, like the provider's presigned upload URLs
 UPLOAD_SLOT_SECONDS = 15 * 60.0
 
-CONTENT_TYPES = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp"}
+CONTENT_TYPES = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp",
+                 "mp4": "video/mp4"}
 
 
 def now_ms() -> int:
@@ -92,11 +93,18 @@ class Outcome:
     avatar_groups: tuple[AvatarGroup, ...] = ()
     failure: str | None = None
     nsfw: bool = False
+    #: tokens a successful task costs when not one per output image (videos)
+    tokens: int | None = None
 
     @property
     def image_count(self) -> int:
-        """Output images, which is what a successful task costs in tokens."""
+        """Output images."""
         return len(self.files) + sum(len(group.files) for group in self.avatar_groups)
+
+    @property
+    def cost(self) -> int:
+        """What a successful task costs in tokens: its own figure, else one per output image."""
+        return self.image_count if self.tokens is None else self.tokens
 
 
 @dataclass
@@ -117,6 +125,8 @@ class SandboxTask:
     nsfw: bool = False
     polls: int = 0
     completed_at: float | None = None
+    #: tokens the finished task cost, reported as creditsIncrement
+    credits_increment: int | None = None
 
     def __post_init__(self) -> None:
         if not self.updated_ms:

@@ -140,6 +140,8 @@ class Job(Base):
     inline_message_id: Mapped[str | None] = mapped_column(String(255))
     #: when the service's callback for its task arrived (any replica's poll rule counts it heard or lost)
     callback_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: what the task cost at the service in its tokens (`creditsIncrement`), once a finished task reports it
+    service_cost: Mapped[int | None] = mapped_column(Integer)
 
 
 class Chat(Base):

@@ -92,6 +92,8 @@ class JobRecord:
     inline_message_id: str | None = None
     #: when the service's callback for its task arrived (None: none came yet)
     callback_at: datetime | None = None
+    #: what the task cost at the service in its tokens (`creditsIncrement`; None: not reported)
+    service_cost: int | None = None
 
     @property
     def is_final(self) -> bool:

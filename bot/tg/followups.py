@@ -2,21 +2,24 @@
 
 The data names a stored job and an action, nothing kept in memory, so a button works after a restart
 and on any replica: ``fu:<job id>:a`` (again), ``fu:<job id>:s[:<style>]`` (another style: the picker,
-then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result).
+then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result),
+and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<choice>]`` (another model and length).
 Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
 button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
-needs numbers, nor the styled ones, which need a style).
+needs numbers, nor the styled ones, which need a style), and every video one (animate) beyond those.
+A video's buttons fit a video: again, longer, another model; never an operation on a picture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.credits.texts import cost_note
 from bot.i18n import tr
-from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.catalogue import Args, ArgumentError, Operation, ResultKind
 from bot.operations.styles import StyleCatalogue
 from bot.store import JobRecord
 from bot.tg import texts
@@ -24,7 +27,7 @@ from bot.tg.keyboards import rows, style_label
 from bot.tg.miniapp import AppLinks
 
 PREFIX = "fu"
-AGAIN, STYLE, NEXT = "a", "s", "n"
+AGAIN, STYLE, NEXT, LONGER, MODEL = "a", "s", "n", "l", "m"
 #: next-operation buttons under one result at most
 MAX_NEXT = 6
 CALLBACK_MAX_BYTES = 64
@@ -49,8 +52,13 @@ def parse(data: str | None) -> FollowUp | None:
     if len(parts) < 3 or not parts[1].isdecimal():
         return None
     job_id, action = int(parts[1]), parts[2]
-    if action == AGAIN and len(parts) == 3:
-        return FollowUp(job_id, AGAIN)
+    if action in (AGAIN, LONGER) and len(parts) == 3:
+        return FollowUp(job_id, action)
+    if action == MODEL and len(parts) in (3, 4):
+        choice = parts[3] if len(parts) == 4 else None
+        if choice is not None and not choice.isdecimal():
+            return None
+        return FollowUp(job_id, MODEL, picture=int(choice) if choice is not None else None)
     if action == STYLE and len(parts) in (3, 4):
         return FollowUp(job_id, STYLE, argument=parts[3] if len(parts) == 4 else "")
     if action == NEXT and len(parts) in (5, 6):
@@ -67,8 +75,9 @@ def _data(*parts: object) -> str | None:
 
 
 def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation, str, str]]:
-    """(operation, button label (a msgid), argument text) for what makes sense on one result image."""
-    found = []
+    """(operation, button label (a msgid), argument text) for what makes sense on one result image: the picture
+    operations (at most MAX_NEXT), then the video ones."""
+    found, videos = [], []
     for operation in operations.values():
         if operation.images != 1:
             continue
@@ -77,8 +86,9 @@ def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation
                 operation.parse(button.argument)
             except ArgumentError:  # a style or numbers are missing: not one tap
                 continue
-            found.append((operation, button.label, button.argument))
-    return found[:MAX_NEXT]
+            (videos if operation.result is ResultKind.VIDEO else found).append(
+                (operation, button.label, button.argument))
+    return found[:MAX_NEXT] + videos
 
 
 def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation],
@@ -86,6 +96,8 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
     """The buttons under a delivered result of `job` (with the Mini App's, when it is on)."""
     lang = job.language
     first = [InlineKeyboardButton(tr(lang, texts.FU_AGAIN), callback_data=_data(PREFIX, job.id, AGAIN))]
+    if operation.result is ResultKind.VIDEO:
+        return video_keyboard(job, operation, first)
     if operation.style_group is not None:
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_STYLE), callback_data=_data(PREFIX, job.id, STYLE)))
     following = [InlineKeyboardButton(tr(lang, label), callback_data=data)
@@ -93,6 +105,29 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
                  if (data := _data(PREFIX, job.id, NEXT, next_op.name, argument)) is not None]
     app_row = app.result_row(job, bot_username) if app is not None else []
     return InlineKeyboardMarkup([first, *rows(following, 3), *([app_row] if app_row else [])])
+
+
+def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton]) -> InlineKeyboardMarkup:
+    """Under a video: again, longer (while its model makes longer ones), another model and length."""
+    lang = job.language
+    if operation.alternatives is not None and operation.alternatives(dict(job.args)):
+        first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_MODEL), callback_data=_data(PREFIX, job.id, MODEL)))
+    rows_ = [first]
+    if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
+        rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LONGER, seconds=longer["duration"]),
+                                           callback_data=_data(PREFIX, job.id, LONGER))])
+    return InlineKeyboardMarkup(rows_)
+
+
+def model_keyboard(job: JobRecord, operation: Operation, price: Callable[[Args], int]) -> InlineKeyboardMarkup:
+    """The other models and lengths for a video's job, each with its price; a press makes that job."""
+    lang = job.language
+    offered = operation.alternatives(dict(job.args)) if operation.alternatives is not None else []
+    buttons = [InlineKeyboardButton(tr(lang, texts.PRICED_CHOICE, choice=label, cost=cost_note(lang, price(args))),
+                                    callback_data=data)
+               for index, (label, args) in enumerate(offered)
+               if (data := _data(PREFIX, job.id, MODEL, index)) is not None]
+    return InlineKeyboardMarkup(rows(buttons, 1))
 
 
 def style_keyboard(job: JobRecord, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:

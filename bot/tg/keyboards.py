@@ -87,12 +87,12 @@ def style_picker(language: str, operation: str, group: StyleGroup) -> InlineKeyb
 
 
 def argument_keyboard(language: str, kind: str, operation: Operation,
-                      offered: Sequence[tuple[Text | str, str]]) -> InlineKeyboardMarkup | None:
-    """(label, argument text) pairs as buttons of `kind`, up to three a row, leaving out any whose data would be too
-    long; None when none are left."""
+                      offered: Sequence[tuple[Text | str, str]], per_row: int = 3) -> InlineKeyboardMarkup | None:
+    """(label, argument text) pairs as buttons of `kind`, up to `per_row` a row, leaving out any whose data would be
+    too long; None when none are left."""
     buttons = [InlineKeyboardButton(render(language, label), callback_data=data) for label, argument in offered
                if len((data := f"{kind}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
-    return InlineKeyboardMarkup(rows(buttons, 3)) if buttons else None
+    return InlineKeyboardMarkup(rows(buttons, per_row)) if buttons else None
 
 
 #: a pack button's callback data: buy:<credits>:<stars>

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from telegram import Bot, InlineKeyboardMarkup, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaDocument, InputMediaPhoto, Message, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
@@ -21,6 +21,7 @@ from bot.tg import texts
 from bot.tg.inline_delivery import InlineDelivery
 from bot.tg.inputs import MAX_DOWNLOAD_BYTES
 from bot.tg.ratelimit import retry_seconds
+from bot.videos import VideoInfo
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ ALBUM_MAX = 10
 #: an input download may wait this long in total for Telegram's retry_after before the job is rescheduled
 INPUT_RETRY_AFTER_BUDGET_S = 60.0
 _ANY_SIZE = ImageLimits(max_bytes=1 << 31, max_pixels=1 << 31, min_side=1, max_aspect=1e9)
+#: videos read into memory for upload at once, across all deliveries
+VIDEO_UPLOADS_AT_ONCE = 1
 #: results larger than this together are announced with an "uploading" chat action while they are sent
 UPLOAD_ACTION_BYTES = 1024 * 1024
 
@@ -44,6 +47,8 @@ def _file_of(message: Message) -> dict[str, str] | None:
         return {"id": message.photo[-1].file_id, "kind": "photo"}
     if message.document:
         return {"id": message.document.file_id, "kind": "document"}
+    if message.video:
+        return {"id": message.video.file_id, "kind": ResultKind.VIDEO.value}
     return None
 
 
@@ -85,6 +90,9 @@ class TelegramNotifier:
         self._sandbox = sandbox
         #: the follow-up buttons under a result (none when not given)
         self._keyboard = keyboard or (lambda job, operation: None)
+        #: python-telegram-bot reads an upload into memory whole: videos (up to 50 MB each) wait on disk and
+        #: are read one at a time, so deliveries in flight cannot add up to gigabytes (bench/perf/videos.py)
+        self._video_uploads = asyncio.Semaphore(VIDEO_UPLOADS_AT_ONCE)
 
     async def fetch_input(self, file_id: str) -> bytes:
         if is_stored(file_id):
@@ -134,7 +142,7 @@ class TelegramNotifier:
         # status message behind a result.
         await self._delete_status(job)
         markup = self._keyboard(job, operation)
-        if sum(len(result.data) for result in results) > UPLOAD_ACTION_BYTES:
+        if sum(len(result.data) + result.size for result in results) > UPLOAD_ACTION_BYTES:
             await self._upload_action(job, operation)
         try:
             sent = await self._send_results(job, operation, results, text, markup)
@@ -161,7 +169,8 @@ class TelegramNotifier:
         return [message.message_id]
 
     async def _upload_action(self, job: JobRecord, operation: Operation) -> None:
-        action = ChatAction.UPLOAD_DOCUMENT if operation.result is ResultKind.PNG_DOCUMENT else ChatAction.UPLOAD_PHOTO
+        action = {ResultKind.PNG_DOCUMENT: ChatAction.UPLOAD_DOCUMENT,
+                  ResultKind.VIDEO: ChatAction.UPLOAD_VIDEO}.get(operation.result, ChatAction.UPLOAD_PHOTO)
         try:
             await self._bot.send_chat_action(job.chat_id, action)
         except TelegramError as error:  # only a courtesy
@@ -193,6 +202,8 @@ class TelegramNotifier:
     async def _send_results(self, job: JobRecord, operation: Operation, results: Sequence[ResultFile],
                             text: str, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
         reply = self._reply_to(job)
+        if operation.result is ResultKind.VIDEO:
+            return [await self._send_video(job, results[0], text, reply, markup)]
         if operation.result is ResultKind.PNG_DOCUMENT:
             return [await self._send_document(job, results[0], text, reply, markup)]
         if len(results) == 1:
@@ -222,6 +233,25 @@ class TelegramNotifier:
                 # Telegram has the last word on what a photo is; a document always gets through
                 log.info("job %s: photo refused (%s); sending as a document", job.id, error.message)
         return await self._send_document(job, result, text, reply, markup)
+
+    async def _send_video(self, job: JobRecord, result: ResultFile, text: str, reply: ReplyParameters | None,
+                          markup: InlineKeyboardMarkup | None = None) -> Message:
+        """The video with its size, length and thumbnail, streamable; one too large to upload as a link."""
+        if result.video is None or result.path is None:
+            return await self._bot.send_message(
+                job.chat_id, texts.video_link(job.language, text, result.source_url or ""),
+                reply_parameters=reply, reply_markup=markup)
+        info = result.video
+        async with self._video_uploads:
+            return await self._upload_video(job, result, info, text, reply, markup)
+
+    async def _upload_video(self, job: JobRecord, result: ResultFile, info: VideoInfo, text: str,
+                            reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None) -> Message:
+        with result.path.open("rb") as video:
+            return await self._bot.send_video(
+                job.chat_id, InputFile(video, filename=result.file_name), duration=info.duration, width=info.width,
+                height=info.height, thumbnail=InputFile(info.thumbnail, filename="thumbnail.jpg"),
+                supports_streaming=True, caption=text, reply_parameters=reply, reply_markup=markup)
 
     async def _send_document(self, job: JobRecord, result: ResultFile, text: str | None,
                              reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None = None) -> Message:

@@ -9,12 +9,13 @@ from datetime import timedelta
 from telegram import InlineKeyboardMarkup, Message
 
 from bot.chats.people import argument_setting, style_setting
-from bot.i18n import tr
-from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
+from bot.credits.texts import cost_note
+from bot.i18n import lazy, tr
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album
 from bot.tg.context import CustomContext, conversations, deps, language_for, person_settings
-from bot.tg.inputs import FileInput, problem_with
+from bot.tg.inputs import FileInput, own_images, problem_with
 from bot.tg.pairs import wait_for_more
 from bot.tg.queueing import queue, refuse
 from bot.tg.replies import show
@@ -43,6 +44,10 @@ async def start_operation(context: CustomContext, operation: Operation, args_tex
         await refuse(context, source, operation, tr(language, texts.USAGE_LINE, reason=error.text,
                                                     usage=tr(language, operation.usage)), editable=editable)
         return
+    if (operation.result is ResultKind.VIDEO and operation.most_images >= 2 and len(images) == 1
+            and not source.media_group_id and own_images(source) and (earlier := own_images(source.reply_to_message))):
+        # a photo replying to a photo: a video from the earlier one (the first frame) to this one (the last)
+        images = earlier + images
     for image in images:
         if (problem := problem_with(image)) is not None:
             await refuse(context, source, operation, tr(language, problem), args=args, editable=editable)
@@ -81,7 +86,16 @@ async def offer_pick(context: CustomContext, operation: Operation, args_text: st
     if operation.pick is None:
         return False
     language = await language_for(context, source)
-    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, operation.pick.offer(args_text))
+    offered = operation.pick.offer(args_text)
+    if operation.pick.priced:
+        # choices that differ in price show it before anything is spent
+        policy = deps(context).credits.policy
+        offered = [(lazy(texts.PRICED_CHOICE, choice=label,
+                         cost=cost_note(language, policy.price(operation.name, operation.parse(argument)))), argument)
+                   for label, argument in offered]
+    # a priced choice is a long label: one a row
+    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, offered,
+                                         per_row=1 if operation.pick.priced else 3)
     if markup is None:
         return False
     await ask(context, source, tr(language, operation.pick.question), editable, markup, images)

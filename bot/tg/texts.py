@@ -249,6 +249,14 @@ def result_caption(description: str | Text, *, sandbox: bool, language: str = DE
 
 FU_AGAIN = N_("🔁 Again")
 FU_OTHER_STYLE = N_("🎨 Another style")
+FU_LONGER = N_("⏩ Longer: {seconds} s")
+FU_OTHER_MODEL = N_("🎞 Another model")
+#: a choice offered as a button, with what a job with it costs
+PRICED_CHOICE = N_("{choice} · {cost}")
+VIDEO_LINK = N_("{caption}\n\nThe video is larger than Telegram takes from a bot (50 MB). "
+                "Download it here while the link lasts: {url}")
+#: a task expected to take this long (seconds) shows its progress against that duration
+LONG_TASK_S = 60
 FU_PROMPT = N_("What next with these pictures?")
 FU_PICK_PICTURE = N_("Which picture? ({title})")
 FU_PICTURE = N_("#{number}")
@@ -362,6 +370,19 @@ def progress_running(language: str, what: Text, seconds: int) -> str:
                what=what)
 
 
+def progress_long(language: str, what: Text, seconds: int, usual: int) -> str:
+    """A long job's status (a video): how long it has run against how long such a task usually takes."""
+    return ntr(language, "⏳ {what} — at the service for {count} second (such a task usually takes {usual} s). "
+                         "I'll reply with the result.",
+               "⏳ {what} — at the service for {count} seconds (such a task usually takes {usual} s). "
+               "I'll reply with the result.", seconds, what=what, usual=usual)
+
+
+def video_link(language: str, caption: str, url: str) -> str:
+    """A video too large for Telegram, sent as a link under its caption."""
+    return tr(language, VIDEO_LINK, caption=caption, url=url)
+
+
 def refund_spent(language: str, credits: int, balance: int) -> str:
     """A refund refused because the payment's credits are spent."""
     return ntr(language, "I can't refund that payment: its {count} credit was already spent "
@@ -435,4 +456,6 @@ def progress_text(job: JobRecord, operation: Operation, elapsed: int) -> str:
                    "⏳ {what} — in progress, {count} seconds so far…", elapsed, what=what)
     if elapsed <= 0:
         return tr(job.language, PROGRESS_STARTED, what=what)
+    if (usual := operation.usual_seconds(job.args)) >= LONG_TASK_S:
+        return progress_long(job.language, what, elapsed, int(usual))
     return progress_running(job.language, what, elapsed)

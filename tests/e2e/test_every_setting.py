@@ -28,7 +28,7 @@ POLLING = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_API_URL", "TELEGRAM_RATE_LIMIT", "AIA
            "AIART_STATIC_URL", "AIART_RESULT_HOSTS", "AIART_WEBHOOK_PATH", "AIART_WEBHOOK_IPS",
            "AIART_WEBHOOK_TRUST_FORWARDED", "TRUSTED_PROXIES", "IMAGE_HANDOFF", "SERVICE_CONCURRENCY", "JOB_DEADLINE_S", "POLL_POLICY",
            "POLL_TIME_SCALE", "BOT_ADMINS", "BOT_ALLOWED_USERS", "BOT_ALLOWED_CHATS", "FREE_CREDITS_PER_DAY",
-           "CREDIT_PRICES_FILE", "CREDIT_PACKS", "CREDIT_SUBSCRIPTION", "FREE_CREDITS_DAILY_BUDGET",
+           "FREE_CREDITS_FOR_VIDEO", "CREDIT_PRICES_FILE", "CREDIT_PACKS", "CREDIT_SUBSCRIPTION", "FREE_CREDITS_DAILY_BUDGET",
            "USER_MAX_ACTIVE_JOBS", "DATABASE_URL", "WORKER_ID", "HTTP_HOST", "HTTP_PORT", "PUBLIC_URL", "MEDIA_SECRET", "MEDIA_TTL_S", "LOG_LEVEL", "RESULT_DOWNLOAD_CONCURRENCY",
            "IMAGE_PREPARE_CONCURRENCY", "IMAGE_PREPARE_MEGAPIXELS", "STYLES_FILE", "PREVIEWS_DIR")
 WEBHOOK = ("TELEGRAM_WEBHOOK_URL", "TELEGRAM_WEBHOOK_SECRET", "UPDATE_LEASE_S")
@@ -71,7 +71,7 @@ def other_loopback_available() -> bool:
 async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram, sandbox, alice_chat, caplog_info):
     host = OTHER_LOOPBACK if other_loopback_available() else "localhost"
     port = free_port()
-    (tmp_path / "prices.json").write_text(json.dumps({"default": 2}))
+    (tmp_path / "prices.json").write_text(json.dumps({"default": 2, "video_seconds": {"default": 1}}))
     (tmp_path / "styles.json").write_text(resources.files("bot.operations").joinpath("styles.json").read_text())
     values = bot_settings(
         telegram, sandbox, sqlite_url(tmp_path / "chosen.db"),
@@ -80,7 +80,7 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
         trusted_proxies="127.0.0.0/8",
         image_handoff="upload", service_concurrency=2, job_deadline_s=600, poll_policy="fixed:0.3",
         poll_time_scale=0.5, bot_admins="1003", bot_allowed_users=str(ALICE.id), bot_allowed_chats="-100777",
-        free_credits_per_day=7, credit_prices_file=tmp_path / "prices.json", credit_packs="10:50",
+        free_credits_per_day=7, free_credits_for_video="true", credit_prices_file=tmp_path / "prices.json", credit_packs="10:50",
         credit_subscription="300:250", free_credits_daily_budget=30,
         user_max_active_jobs=2, worker_id="chosen-worker", http_host=host, http_port=port,
         public_url=f"http://{host}:{port}", media_secret="a-media-secret-of-32-characters!", media_ttl_s=120,
@@ -93,6 +93,8 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     try:
         telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
         [result] = await wait_media(telegram, alice_chat.id)
+        telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+        video = (await wait_media(telegram, alice_chat.id, 2))[1]
         telegram.user_sends(alice_chat, ALICE, text="/buy")
         offer = await wait_text(telegram, alice_chat.id, "in the plan")  # CREDIT_SUBSCRIPTION
         async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as http:
@@ -107,6 +109,8 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     # AIART_WEBHOOK_PATH, AIART_WEBHOOK_IPS, TRUSTED_PROXIES: the sender a loopback proxy forwarded is judged
     assert (from_inside.status_code, from_outside.status_code) == (200, 403)
     assert result.caption.endswith("· 2 credits")  # CREDIT_PRICES_FILE
+    # FREE_CREDITS_FOR_VIDEO: the free allowance paid for 5 seconds at the price file's 1 credit a second
+    assert video.media_kind == "video" and video.caption.endswith("· 5 credits")
     assert "0.83 ⭐ in the plan" in offer  # CREDIT_SUBSCRIPTION=300:250 beside CREDIT_PACKS=10:50
     service_calls = [r for r in sandbox.received if r.path.startswith("/v1/")]
     assert all(r.headers["authorization"] == f"Bearer {SERVICE_KEY}" for r in service_calls)  # AIART_API_KEY

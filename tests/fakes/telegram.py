@@ -53,7 +53,9 @@ from tests.fakes.telegram_payments import Payments
 from tests.fakes.telegram_prepared import PreparedMessages
 from tests.fakes.telegram_privacy import my_chat_member, seen_by_bot
 from tests.fakes.telegram_profile import BotProfile
+from tests.fakes.telegram_sending import MessageSender
 from tests.fakes.telegram_state import TelegramState
+from tests.fakes.telegram_video import VideoSender
 from tests.fakes.telegram_webhook import WebhookDelivery
 
 __all__ = [
@@ -129,6 +131,8 @@ class FakeTelegram:
         self.guest = GuestMode(self._state, self.inline, privacy_mode=lambda: self.privacy_mode, clock=clock)
         self._api.guest = self.guest
         self._api.register("answerGuestQuery", self.guest.answer_guest_query)
+        #: videos (tests/fakes/telegram_video.py)
+        self._api.register("sendVideo", VideoSender(self._state, MessageSender(self._state)).send_video)
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"

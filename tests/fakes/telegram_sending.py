@@ -109,6 +109,14 @@ class MessageSender:
             reply_markup=markup, **prepared.fields,
         )
 
+    def caption_of(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A media message's caption fields, checked (for send methods modelled in their own modules)."""
+        return self._caption(params)
+
+    def media_of(self, value: Any, files: Files, kind: str) -> _Media:
+        """A media parameter resolved as the other send methods do (an upload, attach:// or a file_id)."""
+        return self._media(value, files, kind, kind)
+
     def _caption(self, params: dict[str, Any]) -> dict[str, Any]:
         if params.get("caption") is None:
             return {}

@@ -136,7 +136,7 @@ class TelegramState:
 
     def add_file(self, data: bytes, kind: str) -> StoredFile:
         """Store bytes under a new file_id of the given kind ("photo" or "document")."""
-        prefix = "AgACAgIAAxkBAA" if kind == "photo" else "BQACAgIAAxkBAA"
+        prefix = {"photo": "AgACAgIAAxkBAA", "video": "BAACAgIAAxkBAA"}.get(kind, "BQACAgIAAxkBAA")
         number = next(self._file_numbers)
         stored = StoredFile(
             file_id=f"{prefix}{number:05d}{secrets.token_urlsafe(24)}",

@@ -65,7 +65,8 @@ SAMPLES: dict[str, object] = {
 #: sample argument texts, as typed after each command
 SAMPLE_ARGUMENTS = {"upscale": "2", "imagine": "cartoon a cat on a roof", "art": "watercolor sunset over the sea",
                     "removebg": "body", "headshot": "business 2", "expand": "10 20 30 40",
-                    "replace": "a red balloon", "generate": "a cat on a roof"}
+                    "replace": "a red balloon", "generate": "a cat on a roof", "animate": "10s she smiles",
+                    "video": "a paper boat on a rainy street"}
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 SHOTS = Path(os.environ.get("SCREENSHOTS_DIR", "")) if os.environ.get("SCREENSHOTS_DIR") else None
 

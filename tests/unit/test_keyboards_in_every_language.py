@@ -57,9 +57,13 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
             found[f"another style of {name}"] = followups.style_keyboard(done, operation, STYLES)
             found[f"default style of {name}"] = settings.style_choices(lang, operation.style_group, operation, STYLES)
         if operation.pick is not None:
-            for style in STYLES.group(operation.style_group).styles:
-                markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style))
+            typed = STYLES.group(operation.style_group).styles if operation.style_group is not None else [""]
+            for style in typed:
+                markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style),
+                                                     per_row=1 if operation.pick.priced else 3)
                 found[f"pick of {name} {style}"] = markup
+        if operation.alternatives is not None:
+            found[f"other models of {name}"] = followups.model_keyboard(done, operation, lambda args: 20)
         if operation.presets is not None:
             found[f"presets of {name}"] = presets.preset_keyboard(lang, 1600, 900, operation)
     found["settings"] = settings.user_panel(lang, {}, OPERATIONS, STYLES)

@@ -16,7 +16,8 @@ from telegram.ext import Application, CallbackQueryHandler
 
 from bot.chats.people import FOLLOWUPS_EVERYONE
 from bot.i18n import tr
-from bot.operations.catalogue import ArgumentError
+from bot.operations.catalogue import ArgumentError, ResultKind
+from bot.operations.videos import PICK_QUESTION
 from bot.store import JobRecord
 from bot.tg import followups, texts
 from bot.tg.answers import answer
@@ -54,6 +55,8 @@ async def on_follow_up(update: Update, context: CustomContext) -> None:
         await queue(context, operation, dict(job.args), message, list(job.inputs), requester=query.from_user)
     elif choice.action == followups.STYLE:
         await _another_style(context, query, job, choice, message)
+    elif choice.action in (followups.LONGER, followups.MODEL):
+        await _another_video(context, query, job, choice, message)
     else:
         await _next_operation(context, query, job, choice, message)
 
@@ -83,13 +86,46 @@ async def _another_style(context: CustomContext, query: CallbackQuery, job: JobR
                 requester=query.from_user)
 
 
+async def _another_video(context: CustomContext, query: CallbackQuery, job: JobRecord,
+                         choice: followups.FollowUp, message: Message) -> None:
+    """Longer, or another model and length, of a video's job: the same input, the new choice (priced first)."""
+    d = deps(context)
+    operation = d.operations[job.operation]
+    if choice.action == followups.LONGER:
+        args = operation.longer(dict(job.args)) if operation.longer is not None else None
+    elif choice.picture is None:
+        await answer(query)
+        price = lambda args: d.credits.policy.price(operation.name, args)  # noqa: E731 - a one-line callback
+        try:
+            await context.bot.send_message(
+                message.chat_id, tr(job.language, PICK_QUESTION),
+                reply_markup=followups.model_keyboard(job, operation, price),
+                reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))
+        except TelegramError as error:
+            log.info("could not show the models of job %s: %s", job.id, error)
+        return
+    else:
+        offered = operation.alternatives(dict(job.args)) if operation.alternatives is not None else []
+        args = offered[choice.picture][1] if choice.picture < len(offered) else None
+    if args is None:
+        await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    await answer(query)
+    # a model picker replies to the video: the new video replies to that same video
+    source = message.reply_to_message if choice.action == followups.MODEL and message.reply_to_message else message
+    await queue(context, operation, args, source, list(job.inputs), requester=query.from_user)
+
+
 async def _next_operation(context: CustomContext, query: CallbackQuery, job: JobRecord,
                           choice: followups.FollowUp, message: Message) -> None:
     d = deps(context)
     offered = {(op.name, argument) for op, _, argument in followups.next_operations(d.operations)}
     operation = d.operations.get(choice.operation)
     files = [file["id"] for file in job.result_files] or _files_on(message)
-    if operation is None or (choice.operation, choice.argument) not in offered or not files:
+    source = d.operations.get(job.operation)
+    video = source is not None and source.result is ResultKind.VIDEO
+    # a video is no picture: nothing that works on a picture is offered under one, nor taken from a crafted press
+    if operation is None or (choice.operation, choice.argument) not in offered or not files or video:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
     if choice.picture is None and len(files) > 1:

@@ -37,7 +37,7 @@ from telegram.ext import Application, CallbackQueryHandler, MessageHandler, filt
 from bot.credits.texts import not_enough_credits
 from bot.i18n import N_, language_of, render, tr
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
-from bot.operations.catalogue import ArgumentError, Operation, StyleMissing
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind, StyleMissing
 from bot.store.inbox import UpdateHandledElsewhere
 from bot.tg import texts
 from bot.tg.context import CustomContext, conversations, deps, language_for
@@ -102,7 +102,8 @@ def _named(operations: dict[str, Operation], words: str, language: str) -> tuple
     first = first.lstrip("/").lower()
     for operation in operations.values():
         names = {operation.name, tr("en", operation.title).lower(), tr(language, operation.title).lower()}
-        if operation.images == 1 and first and first in names:
+        # a guest answer is an inline message holding a picture: video results are not offered there
+        if operation.images == 1 and operation.result is not ResultKind.VIDEO and first and first in names:
             return operation, rest
     return None, words
 

@@ -11,6 +11,7 @@ from telegram.ext import Application, CallbackQueryHandler
 
 from bot.i18n import render, tr
 from bot.i18n.formats import when
+from bot.operations.catalogue import ResultKind
 from bot.store import JobRecord, JobState
 from bot.tg import texts
 from bot.tg.answers import answer
@@ -90,6 +91,9 @@ async def _send(context: CustomContext, listing: Message, job: JobRecord, captio
         file = files[0]
         if file["kind"] == "photo":
             await bot.send_photo(chat_id, file["id"], caption=caption, reply_to_message_id=listing.message_id)
+        elif file["kind"] == ResultKind.VIDEO:
+            await bot.send_video(chat_id, file["id"], caption=caption, supports_streaming=True,
+                                 reply_to_message_id=listing.message_id)
         else:
             await bot.send_document(chat_id, file["id"], caption=caption, reply_to_message_id=listing.message_id)
         return

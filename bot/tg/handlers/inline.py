@@ -20,6 +20,7 @@ from telegram import (
     InlineQueryResultArticle,
     InlineQueryResultCachedDocument,
     InlineQueryResultCachedPhoto,
+    InlineQueryResultCachedVideo,
     InlineQueryResultsButton,
     InputTextMessageContent,
     Update,
@@ -30,7 +31,7 @@ from telegram.ext import Application, ChosenInlineResultHandler, InlineQueryHand
 from bot.credits.texts import not_enough_credits
 from bot.i18n import N_, tr
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
-from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.context import CustomContext, Deps, deps, language_for
@@ -132,14 +133,17 @@ async def _shared(d: Deps, user_id: int, words: list[str], language: str) -> lis
 
 
 def _shared_result(job: JobRecord, index: int, operations: dict[str, Operation],
-                   language: str) -> InlineQueryResultCachedPhoto | InlineQueryResultCachedDocument:
-    """One delivered picture as a cached result (a document result for a PNG file)."""
+                   language: str) -> InlineQueryResultCachedPhoto | InlineQueryResultCachedDocument \
+        | InlineQueryResultCachedVideo:
+    """One delivered result as a cached result: a photo, a document for a PNG file, a video as a video."""
     file = job.result_files[index]
     result_id = f"r{job.id}.{index}"
+    operation = operations.get(job.operation)
+    title = tr(language, operation.title) if operation else job.operation
     if file.get("kind") == "document":
-        operation = operations.get(job.operation)
-        title = tr(language, operation.title) if operation else job.operation
         return InlineQueryResultCachedDocument(result_id, title, file["id"])
+    if file.get("kind") == ResultKind.VIDEO:
+        return InlineQueryResultCachedVideo(result_id, file["id"], title)
     return InlineQueryResultCachedPhoto(result_id, file["id"])
 
 

@@ -1,0 +1,84 @@
+"""Result videos: what Telegram's sendVideo needs to know of an MP4 (size, length) and its thumbnail (PyAV).
+
+Like `bot.images` for pictures, this reads files from outside (the service's results) and trusts nothing:
+only an MP4 (or MOV) container with a video stream is accepted, probing reads the header and decodes one
+frame, and the thumbnail follows Telegram's rules for one: a JPEG under 200 kB, at most 320 px a side.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+from PIL import Image
+
+#: Telegram's rules for a video's thumbnail
+THUMBNAIL_SIDE = 320
+THUMBNAIL_MAX_BYTES = 200 * 1024
+#: containers FFmpeg's mov demuxer names for MP4 and QuickTime files
+_CONTAINERS = {"mov", "mp4", "m4a", "3gp", "3g2", "mj2"}
+
+
+class VideoRejected(ValueError):
+    """A result that is not a playable MP4 video."""
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What sendVideo is told of a video: its frame size and whole seconds, and a JPEG thumbnail."""
+
+    width: int
+    height: int
+    duration: int
+    codec: str
+    thumbnail: bytes
+
+    @property
+    def first_frame_size(self) -> tuple[int, int]:
+        """The width and height a player shows."""
+        return self.width, self.height
+
+
+def probe(path: Path) -> VideoInfo:
+    """The size, length and thumbnail of an MP4 file; VideoRejected when it is not one."""
+    try:
+        with av.open(str(path), "r") as container:
+            if not _CONTAINERS & set(container.format.name.split(",")):
+                raise VideoRejected(f"not an MP4 file ({container.format.name})")
+            if not container.streams.video:
+                raise VideoRejected("the file holds no video stream")
+            stream = container.streams.video[0]
+            seconds = _seconds(container, stream)
+            first = next(container.decode(stream), None)
+            if first is None:
+                raise VideoRejected("the video has no frame")
+            picture = first.to_image()
+            return VideoInfo(width=stream.codec_context.width, height=stream.codec_context.height,
+                             duration=max(1, round(seconds)), codec=stream.codec_context.name,
+                             thumbnail=thumbnail(picture))
+    except VideoRejected:
+        raise
+    except (av.FFmpegError, OSError, ValueError, StopIteration) as error:
+        raise VideoRejected(f"cannot read the video: {type(error).__name__}") from None
+
+
+def _seconds(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> float:
+    if stream.duration is not None and stream.time_base is not None:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None:
+        return container.duration / av.time_base
+    return 0.0
+
+
+def thumbnail(picture: Image.Image) -> bytes:
+    """A JPEG of the picture within Telegram's thumbnail rules (320 px a side, under 200 kB)."""
+    small = picture.convert("RGB")
+    small.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE), Image.Resampling.BICUBIC)
+    for quality in (85, 70, 50, 30):
+        buffer = io.BytesIO()
+        small.save(buffer, "JPEG", quality=quality)
+        if buffer.tell() < THUMBNAIL_MAX_BYTES:
+            return buffer.getvalue()
+    raise VideoRejected("no thumbnail under Telegram's size limit")

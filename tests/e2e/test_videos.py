@@ -1,0 +1,268 @@
+"""Videos end to end: a photo animated, two frames, a description, against the fake Bot API and the sandbox."""
+
+from __future__ import annotations
+
+import io
+import json
+from importlib import resources
+from pathlib import Path
+from types import SimpleNamespace
+
+import av
+import pytest
+from PIL import Image, ImageChops, ImageStat
+from sqlalchemy import select
+
+from bot.config import Settings
+from bot.credits import CreditPolicy, CreditService, Pack
+from bot.store import create_engine, session_factory
+from bot.store.models import Job
+from tests.conftest import migrated_sqlite
+from tests.e2e.conftest import ALICE, POLL_TIME_SCALE
+from tests.e2e.helpers import media, settled, wait_media, wait_text
+from tests.fakes.telegram import FakeTelegram
+from tests.harness import bot_settings, settings_of
+
+#: a video model's usual time in these tests: the sandbox's tasks take tenths of a second, not minutes
+TYPICAL_SECONDS = 2
+
+
+@pytest.fixture
+def settings(tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
+    """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox."""
+    catalogue = json.loads(resources.files("bot.operations").joinpath("styles.json").read_text(encoding="utf-8"))
+    for model in catalogue["video"]["styles"].values():
+        model["typical_seconds"] = TYPICAL_SECONDS
+    styles = tmp_path / "styles.json"
+    styles.write_text(json.dumps(catalogue), encoding="utf-8")
+    database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
+    return settings_of(bot_settings(telegram, sandbox, database, worker_id="e2e-worker", log_level="DEBUG",
+                                    poll_time_scale=POLL_TIME_SCALE, styles_file=styles))
+
+
+async def buy(settings: Settings, user_id: int, credits: int) -> CreditService:
+    """The user bought credits (free daily credits do not pay for videos)."""
+    engine = create_engine(settings.database_url)
+    try:
+        service = CreditService(session_factory(engine), CreditPolicy({}))
+        await service.purchase(user_id, Pack(credits, 50), f"stxVideo{user_id}x{credits}")
+    finally:
+        await engine.dispose()
+
+
+async def balance(settings: Settings, user_id: int) -> int:
+    engine = create_engine(settings.database_url)
+    try:
+        service = CreditService(session_factory(engine), CreditPolicy({}))
+        return (await service.balance(user_id, chat_id=user_id, chat_type="private")).credits
+    finally:
+        await engine.dispose()
+
+
+async def jobs(settings: Settings) -> list[SimpleNamespace]:
+    """The stored jobs, oldest first."""
+    engine = create_engine(settings.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            rows = (await session.execute(select(Job.__table__).order_by(Job.id))).mappings()
+            return [SimpleNamespace(**row) for row in rows]
+    finally:
+        await engine.dispose()
+
+
+def decoded(data: bytes) -> tuple[str, tuple[int, int], list[Image.Image], float]:
+    """Codec, size, frames and seconds of an MP4."""
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.video[0]
+        frames = [frame.to_image() for frame in container.decode(stream)]
+        return stream.codec_context.name, (stream.width, stream.height), frames, container.duration / 1e6
+
+
+def difference(a: Image.Image, b: Image.Image) -> float:
+    return sum(ImageStat.Stat(ImageChops.difference(a.convert("RGB"), b.convert("RGB"))).mean) / 3
+
+
+def picture(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
+    """A photo with a bright block off its middle, so a frame of it is told apart from a flat colour."""
+    image = Image.new("RGB", (width, height), colour)
+    image.paste((250, 250, 250), (width // 8, height // 8, width // 3, height // 3))
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=95)
+    return buffer.getvalue()
+
+
+def send_video_calls(telegram: FakeTelegram) -> list:
+    return [call for call in telegram.calls if call.method == "sendVideo" and call.status in (None, 200)]
+
+
+async def test_a_photo_animated_arrives_as_a_video_of_its_shape_whose_first_frame_is_the_photo(
+        bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    photo = picture(480, 320, (30, 90, 200))
+    request = telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate she smiles")
+    [result] = await wait_media(telegram, alice_chat.id)
+    assert result.media_kind == "video"
+    assert result.reply_to_message_id == request["message_id"]
+    assert result.caption.startswith("✅ Animate (Seedance 2.0, 5 s): she smiles")
+    codec, size, frames, seconds = decoded(result.media)
+    assert codec == "h264" and seconds == pytest.approx(5, abs=0.3)
+    assert size[0] / size[1] == pytest.approx(480 / 320, rel=0.02)
+    assert difference(frames[0], Image.open(io.BytesIO(photo)).resize(size)) < 8
+    [call] = send_video_calls(telegram)
+    assert (int(call.params["width"]), int(call.params["height"]), int(call.params["duration"])) == (*size, 5)
+    assert call.params["supports_streaming"] in (True, "true")
+    assert "thumbnail" in call.params or "thumbnail" in call.files
+    # 5 seconds at the default 2 credits a second, from bought credits; the task's own cost is kept
+    assert await balance(settings, ALICE.id) == 90
+    async def delivered() -> tuple[str, int, int | None]:
+        [job] = await jobs(settings)
+        return job.state, job.credits, job.service_cost
+
+    assert await settled(delivered, ("delivered", 10, 50)) == ("delivered", 10, 50)
+    [job] = await jobs(settings)
+    assert job.result_files == [{"id": job.result_files[0]["id"], "kind": "video"}]
+
+
+async def test_two_frames_make_a_video_from_the_first_to_the_second(bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [result] = await wait_media(telegram, alice_chat.id)
+    _, size, frames, _ = decoded(result.media)
+    assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
+    assert difference(frames[-1], Image.open(io.BytesIO(end)).resize(size)) < 8
+    posted = [r.path for r in sandbox.received if r.method == "POST" and r.path.startswith("/v1/aiart/")]
+    assert posted == ["/v1/aiart/startend2video/doubao-seedance-2-0-260128"]
+
+
+async def test_a_photo_replying_to_a_photo_makes_a_video_from_the_first_to_the_second(bot, telegram, alice_chat,
+                                                                                      settings):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    first = telegram.user_sends(alice_chat, ALICE, photo=start)
+    telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    [result] = await wait_media(telegram, alice_chat.id)
+    _, size, frames, _ = decoded(result.media)
+    assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
+    assert difference(frames[-1], Image.open(io.BytesIO(end)).resize(size)) < 8
+
+
+async def test_a_description_becomes_a_video_at_the_asked_ratio(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video kling 9:16 a paper boat on a rainy street")
+    [result] = await wait_media(telegram, alice_chat.id)
+    _, (width, height), _, seconds = decoded(result.media)
+    assert width / height == pytest.approx(9 / 16, rel=0.02) and seconds == pytest.approx(5, abs=0.3)
+    assert await balance(settings, ALICE.id) == 90
+
+
+async def test_free_daily_credits_do_not_pay_for_a_video(bot, telegram, alice_chat, settings):
+    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    await wait_text(telegram, alice_chat.id, "credits")
+    assert media(telegram, alice_chat.id) == [] and await jobs(settings) == []
+
+
+async def test_a_failed_video_gives_the_credits_back(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video sandbox-fail a paper boat")
+    await wait_text(telegram, alice_chat.id, "generation failed")
+    assert await settled(lambda: balance(settings, ALICE.id), 100) == 100
+    [job] = await jobs(settings)
+    assert job.state == "failed"
+
+
+async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video a long storm sandbox-size-60mb")
+    text = await wait_text(telegram, alice_chat.id, "larger than Telegram takes", timeout=60)
+    assert "/files/" in text and ".mp4" in text
+    assert send_video_calls(telegram) == [] and media(telegram, alice_chat.id) == []
+
+    async def state() -> tuple[str, int]:
+        [job] = await jobs(settings)
+        return job.state, job.credits
+
+    assert await settled(state, ("delivered", 10)) == ("delivered", 10)
+
+
+
+def buttons(message) -> dict[str, str]:
+    """callback data -> label of a message's buttons."""
+    return {button["callback_data"]: button["text"] for row in (message.reply_markup or {}).get("inline_keyboard", [])
+            for button in row if "callback_data" in button}
+
+
+async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups(bot, telegram, alice_chat,
+                                                                                 settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, alice_chat.id)
+    animate = next(data for data in buttons(colorized) if data.endswith(":n:animate:"))
+    telegram.user_presses(alice_chat, ALICE, colorized.message_id, animate)
+    videos = await wait_media(telegram, alice_chat.id, 2)
+    video = videos[1]
+    assert video.media_kind == "video" and video.reply_to_message_id == colorized.message_id
+    offered = buttons(video)
+    # again, longer, another model: nothing that works on a picture
+    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m"]
+    assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s"
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in offered if d.endswith(":l")))
+    longer = (await wait_media(telegram, alice_chat.id, 3))[2]
+    assert decoded(longer.media)[3] == pytest.approx(10, abs=0.3)
+    # 10 credits for the first video, 20 for the longer one (2 a second), the colorized picture from free credits
+    assert await settled(lambda: balance(settings, ALICE.id), 70) == 70
+
+
+async def test_another_model_shows_each_choice_with_its_price_before_spending(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    labels = list(buttons(picker).values())
+    assert labels == ["Seedance 2.0 · 10 s · 20 credits", "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    assert await balance(settings, ALICE.id) == 90  # nothing spent by showing the choices
+    kling = next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s"))
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, kling)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Kling v3, 5 s)") and second.reply_to_message_id == video.message_id
+
+
+async def test_the_photo_menu_offers_models_and_lengths_with_their_prices(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)))
+
+    def animate_menu():
+        return next((m for m in telegram.sent(alice_chat.id) if any(d.startswith("op:animate") for d in buttons(m))),
+                    None)
+
+    await telegram.wait_for(lambda: animate_menu() is not None)
+    menu = animate_menu()
+    telegram.user_presses(alice_chat, ALICE, menu.message_id, next(d for d in buttons(menu) if d.startswith("op:animate")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    assert "Kling v3 · 10 s · 20 credits" in buttons(picker).values()
+    choice = next(data for data, label in buttons(picker).items() if label == "Kling v3 · 10 s · 20 credits")
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, choice)
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Animate (Kling v3, 10 s)")
+    assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
+
+
+async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    [video] = await wait_media(telegram, alice_chat.id)
+
+    async def delivered() -> list[str]:
+        return [job.state for job in await jobs(settings)]
+
+    assert await settled(delivered, ["delivered"]) == ["delivered"]
+    asked = telegram.user_sends(alice_chat, ALICE, text="/history")
+    await telegram.wait_for(lambda: any(m.reply_to_message_id == asked["message_id"] for m in telegram.sent(alice_chat.id)))
+    listing = next(m for m in telegram.sent(alice_chat.id) if m.reply_to_message_id == asked["message_id"])
+    telegram.user_presses(alice_chat, ALICE, listing.message_id, next(iter(buttons(listing))))
+    resent = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert resent.media_kind == "video" and resent.media == video.media
