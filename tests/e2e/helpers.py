@@ -24,13 +24,13 @@ from tests.harness import bot_settings, settings_of, sqlite_url
 T = TypeVar("T")
 
 
-#: the two ways payments are tested: long polling on an SQLite file, webhook mode on PostgreSQL
-PAYMENT_MODES = ["polling", pytest.param("webhook", marks=pytest.mark.postgres)]
+#: the two ways a feature is tested end to end: long polling on an SQLite file, webhook mode on PostgreSQL
+BOTH_MODES = ["polling", pytest.param("webhook", marks=pytest.mark.postgres)]
 
 
-async def payment_settings(request: pytest.FixtureRequest, tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox,
+async def mode_settings(request: pytest.FixtureRequest, tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox,
                            **values: Any) -> Settings:
-    """The bot of a PAYMENT_MODES parameter (its database empty), with `values` and updates leased for 2 s."""
+    """The bot of a BOTH_MODES parameter (its database empty), with `values` and updates leased for 2 s."""
     webhook = request.param == "webhook"
     if webhook:
         url = request.getfixturevalue("postgres_database")

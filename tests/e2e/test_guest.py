@@ -13,34 +13,25 @@ import pytest
 
 from bot.config import Settings
 from bot.i18n import LANGUAGES, tr
-from tests.conftest import _empty_postgres_database
 from tests.e2e.conftest import ALICE, BOB, RunningBot, size_of
-from tests.e2e.helpers import job_states, media, settled, wait_media
+from tests.e2e.helpers import BOTH_MODES, job_states, media, mode_settings, settled, wait_media
 from tests.e2e.test_credits import balance, books
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_guest import GuestMode
 from tests.fakes.telegram_inline import InlineMessage
 from tests.fakes.telegram_models import User, group, private_chat
-from tests.harness import bot_settings, settings_of, sqlite_url
 
 CLUB = group(-100700, "Photo club")
 CAROL = User(1003, "Carol", username="carol", language_code="es")
 BOT = "@aiart_test_bot"
 
 
-@pytest.fixture(params=["polling", pytest.param("webhook", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BOTH_MODES)
 async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTelegram, sandbox) -> Settings:
     """Long polling on an SQLite file, or webhook mode on PostgreSQL; guest mode on in BotFather."""
     telegram.guest.enabled = True
-    webhook = request.param == "webhook"
-    if webhook:
-        url = request.getfixturevalue("postgres_database")
-        await _empty_postgres_database(url)
-    else:
-        url = sqlite_url(tmp_path / "bot.db")
-    return settings_of(bot_settings(telegram, sandbox, url, webhook=webhook, worker_id="guest", update_lease_s=2,
-                                    telegram_rate_limit="false"))
+    return await mode_settings(request, tmp_path, telegram, sandbox, worker_id="guest", telegram_rate_limit="false")
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from bot.i18n import tr
 from bot.store import create_engine, session_factory
 from bot.tg import texts as bot_texts
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import PAYMENT_MODES, fill_pool, payment_settings, settled, texts, wait_media, wait_text
+from tests.e2e.helpers import BOTH_MODES, fill_pool, mode_settings, settled, texts, wait_media, wait_text
 from tests.e2e.test_credits import books
 from tests.fakes import samples
 from tests.fakes.telegram import Chat, FakeTelegram, User, channel, group, private_chat
@@ -30,10 +30,10 @@ NEWS, PHOTOS = channel(-100801, "News"), channel(-100802, "Photos")
 ADMINS = "1001"
 
 
-@pytest.fixture(params=PAYMENT_MODES)
+@pytest.fixture(params=BOTH_MODES)
 async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTelegram, sandbox) -> Settings:
     """Long polling on an SQLite file, or webhook mode on PostgreSQL: Stars packs on sale, no free credits."""
-    return await payment_settings(request, tmp_path, telegram, sandbox, worker_id="payments", bot_admins=ADMINS,
+    return await mode_settings(request, tmp_path, telegram, sandbox, worker_id="payments", bot_admins=ADMINS,
                                   credit_packs=PACKS, free_credits_per_day=0)
 
 

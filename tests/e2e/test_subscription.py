@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService
 from bot.store import create_engine, session_factory
 from tests.e2e.conftest import ALICE, BOB, RunningBot
-from tests.e2e.helpers import PAYMENT_MODES, payment_settings, texts, wait_media, wait_text
+from tests.e2e.helpers import BOTH_MODES, mode_settings, texts, wait_media, wait_text
 from tests.e2e.test_credits import books
 from tests.fakes import samples
 from tests.fakes.telegram import FakeTelegram, User, group, private_chat
@@ -29,10 +29,10 @@ CAROL = User(1003, "Carol", username="carol", language_code="ru")
 ADMINS = "1001"
 
 
-@pytest.fixture(params=PAYMENT_MODES)
+@pytest.fixture(params=BOTH_MODES)
 async def settings(request: pytest.FixtureRequest, tmp_path, telegram: FakeTelegram, sandbox) -> Settings:
     """Long polling on an SQLite file, or webhook mode on PostgreSQL: a pack and the plan on sale, no free credits."""
-    return await payment_settings(request, tmp_path, telegram, sandbox, worker_id="plan", bot_admins=ADMINS,
+    return await mode_settings(request, tmp_path, telegram, sandbox, worker_id="plan", bot_admins=ADMINS,
                                   credit_packs="10:50", credit_subscription=PLAN, free_credits_per_day=0)
 
 
