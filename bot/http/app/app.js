@@ -16,6 +16,7 @@ const state = {
   redo: [],             // Paint: strokes undone, to redo
   erasing: false, showMask: true,
   stack: [],            // what the back button returns to: screens and the result viewer
+  packs: [],            // the packs of credits on sale here: [{id, label}]
 };
 const $ = (id) => document.getElementById(id);
 const MAX_PADDING = 2048;
@@ -74,9 +75,10 @@ function say(message, isError, actions = []) {
   $("message-text").textContent = message;
   const buttons = $("message-actions");
   buttons.textContent = "";
-  for (const [name, label, handler] of actions) {
+  for (const [name, label, handler, pack] of actions) {
     const button = actionButton(label, handler);
     button.dataset.action = name;
+    if (pack) button.dataset.pack = pack;
     buttons.append(button);
   }
   box.hidden = !message;
@@ -88,14 +90,44 @@ function say(message, isError, actions = []) {
 // what a failure offers: reopening when the session expired, buying when credits ran out, else trying again
 function sayError(error, retry) {
   if (error.code === "expired") say(error.message, true, [["reopen", text("reopen"), () => tg && tg.close()]]);
-  else if (error.code === "credits" && state.canBuy) say(error.message, true, [["buy", text("buy"), buyCredits]]);
+  else if (error.code === "credits" && state.packs.length) {
+    say(error.message, true, state.packs.map((pack) => ["buy", pack.label, (button) => buy(pack, button), pack.id]));
+  } else if (error.code === "credits" && state.canBuy) say(error.message, true, [["buy", text("buy"), buyCredits]]);
   else if (retry) say(error.message, true, [["retry", text("retry"), retry]]);
   else say(error.message, true);
 }
 
 function buyCredits() {
-  // the invoice is the chat's /buy: the person is sent back there, where Telegram's payment sheet opens
+  // no pack to buy here (only the plan, or a client without openInvoice): the chat's /buy offers it
   if (tg) tg.close();
+}
+
+// a pack bought in place: Telegram's own payment sheet over the app (Bot API 6.1); the bot credits the payment
+// from Telegram's receipt, as it does for the chat's /buy
+async function buy(pack, button) {
+  if (!tg || !tg.openInvoice || !tg.isVersionAtLeast || !tg.isVersionAtLeast("6.1")) { buyCredits(); return; }
+  button.disabled = true;
+  try {
+    const {link} = await api("invoice", {body: {pack: pack.id}});
+    tg.openInvoice(link, (status) => { afterPayment(status); });
+  } catch (error) {
+    sayError(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function afterPayment(status) {
+  if (status === "failed") { say(text("failed"), true); return; }
+  if (status !== "paid" && status !== "pending") return;  // cancelled: the offer stays on screen
+  say(text("paying"));
+  // the receipt reaches the bot a moment after the sheet closes: the balance is asked until it changes
+  const before = $("credits").textContent;
+  for (let tries = 0; tries < 15; tries++) {
+    await refreshCredits();
+    if ($("credits").textContent !== before) { say(text("paid")); return; }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 // a done job: a confirmation over the screen, whatever its scroll, and the form emptied so nothing goes twice
@@ -245,6 +277,7 @@ function applyTheme() {
 function applyTexts(me) {
   state.texts = me.texts;
   state.canBuy = Boolean(me.can_buy);
+  state.packs = me.packs || [];
   state.followups = me.followups || [];
   document.documentElement.lang = me.language;
   document.documentElement.dir = me.rtl ? "rtl" : "ltr";
