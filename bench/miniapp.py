@@ -3,6 +3,7 @@ and nine 2560 px results, over a throttled connection (Chromium's Slow 4G: 150 m
 750 kbit/s up). Targets (issue 29): Paint ready within 2 s, the results grid within 300 KB.
 
     python -m bench.miniapp            # prints one line per screen
+    python -m bench.miniapp --runs 5   # five runs, each with a fresh bot (cold copies), and each screen's median
 
 "Ready" is the page's own signal (`body[data-ready]`, set once the screen's texts and photo are shown), and
 for My results every tile in view has its picture. Bytes are what the page's Resource Timing counts on the wire (transferSize: compressed bodies and headers). The bot makes each picture's copy on
@@ -11,9 +12,11 @@ the first request and keeps it: the first screen to show the photo pays for that
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -85,7 +88,9 @@ async def measure(browser, settings, token: str, query: str, ready: str) -> tupl
     return wire, elapsed
 
 
-async def main() -> None:
+async def one_run() -> dict[str, tuple[int, float]]:
+    """(bytes, seconds to ready) of each screen, with a fresh bot, database and browser: every copy made cold."""
+    found: dict[str, tuple[int, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         previews = Path(folder) / "previews"
         previews.mkdir()
@@ -113,10 +118,25 @@ async def main() -> None:
                 for screen, ready in SCREENS.items():  # each on a fresh phone: nothing in its cache
                     size, seconds = await measure(browser, settings, world.telegram.token, f"s={screen}&p={ref}", ready)
                     print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s")
+                    found[screen] = (size, seconds)
                 await browser.close()
             finally:
                 await bot.stop()
+    return found
+
+
+async def main(runs: int) -> None:
+    results = [await one_run() for _ in range(runs)]
+    if runs > 1:
+        print(f"medians of {runs} runs")
+        for screen in SCREENS:
+            size = statistics.median(run[screen][0] for run in results)
+            seconds = statistics.median(run[screen][1] for run in results)
+            spread = ", ".join(f"{run[screen][1]:.2f}" for run in results)
+            print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s   ({spread})")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description="The Mini App's bytes and time to ready on Slow 4G")
+    parser.add_argument("--runs", type=int, default=1, help="runs, each with a fresh bot; medians printed")
+    asyncio.run(main(parser.parse_args().runs))

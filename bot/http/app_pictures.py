@@ -99,8 +99,12 @@ def scaled_copy(data: bytes, size: str, etag: str) -> Copy:
 def _scaled(data: bytes, size: str, etag: str) -> Copy:
     with Image.open(io.BytesIO(data)) as image:
         stored = image.size
-        # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked: a 2560 px photo bound for 320 px decodes at 320
-        image.draft("RGB", (SIDES[size], SIDES[size]))
+        # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked, down to no less than the size asked for: asked for
+        # the copy's own size (not the square around it), a 2560×1920 photo bound for 1080 px decodes at 1280×960
+        # instead of in full, and for 320 px at 320×240
+        side = SIDES[size]
+        ratio = min(1.0, side / max(stored))
+        image.draft("RGB", (max(1, round(stored[0] * ratio)), max(1, round(stored[1] * ratio))))
         scale = stored[0] / image.size[0]
         image = ImageOps.exif_transpose(image)
         original = (round(image.size[0] * scale), round(image.size[1] * scale))
