@@ -17,6 +17,7 @@ const state = {
   erasing: false, showMask: true,
   stack: [],            // what the back button returns to: screens and the result viewer
   packs: [],            // the packs of credits on sale here: [{id, label}]
+  viewing: null,        // the result the viewer shows (or last showed)
 };
 const $ = (id) => document.getElementById(id);
 const MAX_PADDING = 2048;
@@ -225,7 +226,8 @@ function back() {
 }
 
 function showView(view) {
-  if (view === "viewer") { updateBack(); return; }
+  // back to the viewer from another screen: My results with the result that was open
+  if (view === "viewer") { show("results"); if (state.viewing) openResult(state.viewing, false); return; }
   closeResult(false);
   show(view);
 }
@@ -707,12 +709,13 @@ function actionButton(label, handler, className) {
   return button;
 }
 
-async function openResult(result) {
+async function openResult(result, step = true) {
   $("grid").hidden = true;
   $("pending").hidden = true;
   $("viewer").hidden = false;
   say("");
-  state.stack.push("viewer");
+  state.viewing = result;
+  if (step) state.stack.push("viewer");
   updateBack();
   $("viewer-photo").removeAttribute("src");
   pictureUrl(result.ref).then((url) => { $("viewer-photo").src = url; }, (error) => sayError(error));
