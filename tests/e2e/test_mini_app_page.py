@@ -101,10 +101,11 @@ def capsule(size: tuple[int, int], start: tuple[float, float], end: tuple[float,
     return image
 
 
-async def sent_photo(telegram, user: User, width: int, height: int) -> str:
-    """`user` sends a photo to the bot: the reference the Mini App buttons under it carry."""
+async def sent_photo(telegram, user: User, width: int, height: int, photo: bytes | None = None) -> str:
+    """`user` sends a photo to the bot (`photo`, else a sample of this size): the reference the Mini App buttons
+    under it carry."""
     chat = private_chat(user)
-    sent = telegram.user_sends(chat, user, photo=samples.jpeg(width, height))
+    sent = telegram.user_sends(chat, user, photo=photo or samples.jpeg(width, height))
 
     def menu() -> SentMessage | None:  # the photo menu answering that photo
         return next((message for message in telegram.sent(chat.id)

@@ -430,12 +430,50 @@ function pinchState() {
   return {distance: Math.hypot(a.x - b.x, a.y - b.y), x: (a.x + b.x) / 2, y: (a.y + b.y) / 2};
 }
 
+// the loupe: the photo and the paint under the finger, magnified, lifted above the finger that hides them
+const LOUPE = {size: 112, zoom: 2, lift: 56, margin: 8};
+
+function showLoupe(event) {
+  const loupe = $("loupe"), canvas = $("paint-canvas"), photo = $("paint-photo");
+  const ratio = window.devicePixelRatio || 1;
+  if (loupe.width !== Math.round(LOUPE.size * ratio)) loupe.width = loupe.height = Math.round(LOUPE.size * ratio);
+  const rect = canvas.getBoundingClientRect();
+  const perScreen = canvas.width / rect.width;  // canvas pixels per screen pixel, whatever the zoom
+  const [x, y] = toPhoto(event);
+  const half = LOUPE.size / LOUPE.zoom / 2 * perScreen;  // the area shown, in canvas pixels from its centre
+  const context = loupe.getContext("2d");
+  context.fillStyle = getComputedStyle(document.documentElement).getPropertyValue("--surface").trim() || "#888";
+  context.fillRect(0, 0, loupe.width, loupe.height);
+  const toImage = (photo.naturalWidth || canvas.width) / canvas.width;  // the display copy is not the mask's size
+  context.drawImage(photo, (x - half) * toImage, (y - half) * toImage, 2 * half * toImage, 2 * half * toImage,
+                    0, 0, loupe.width, loupe.height);
+  if (state.showMask) {
+    context.globalAlpha = 0.6;  // as the paint shows over the photo
+    context.drawImage(canvas, x - half, y - half, 2 * half, 2 * half, 0, 0, loupe.width, loupe.height);
+    context.globalAlpha = 1;
+  }
+  // the brush's edge, so the person sees what the next move covers
+  context.beginPath();
+  context.arc(loupe.width / 2, loupe.height / 2, Number($("brush").value) / 2 * LOUPE.zoom * ratio, 0, 2 * Math.PI);
+  context.lineWidth = ratio;
+  context.strokeStyle = "#ffffff";
+  context.stroke();
+  // above the finger; below it near the top of the screen; always inside the screen
+  let top = event.clientY - LOUPE.lift - LOUPE.size;
+  if (top < LOUPE.margin) top = event.clientY + LOUPE.lift;
+  const left = Math.min(Math.max(event.clientX - LOUPE.size / 2, LOUPE.margin), innerWidth - LOUPE.size - LOUPE.margin);
+  loupe.style.transform = `translate(${Math.round(left)}px, ${Math.round(top)}px)`;
+  loupe.hidden = false;
+}
+
+function hideLoupe() { $("loupe").hidden = true; }
+
 function paintDown(event) {
   event.preventDefault();
   $("paint-stage").setPointerCapture(event.pointerId);
   paint.pointers.set(event.pointerId, {x: event.clientX, y: event.clientY});
   if (paint.pointers.size === 2) {
-    if (paint.stroke) { state.strokes.pop(); paint.stroke = null; redraw(); }  // two fingers: a pinch, not paint
+    if (paint.stroke) { state.strokes.pop(); paint.stroke = null; redraw(); hideLoupe(); }  // two fingers: a pinch
     paint.pinch = {...pinchState(), zoom: paint.zoom, panX: paint.panX, panY: paint.panY};
     return;
   }
@@ -445,6 +483,7 @@ function paintDown(event) {
   state.strokes.push(paint.stroke);
   state.redo = [];
   redraw();
+  showLoupe(event);
   updateMain();
 }
 
@@ -468,13 +507,14 @@ function paintMove(event) {
   if (paint.stroke) {
     paint.stroke.points.push(toPhoto(event));
     redraw();
+    showLoupe(event);
   }
 }
 
 function paintUp(event) {
   paint.pointers.delete(event.pointerId);
   if (paint.pointers.size < 2) paint.pinch = null;
-  if (!paint.pointers.size) { paint.stroke = null; holdSwipes(false); }
+  if (!paint.pointers.size) { paint.stroke = null; holdSwipes(false); hideLoupe(); }
 }
 
 async function replace() {
