@@ -334,6 +334,7 @@ async function loadPhoto() {
   state.pads = {left: 0, top: 0, right: 0, bottom: 0};
   for (const id of ["paint-photo", "frame-photo"]) $(id).src = found.url;
   $("skeleton-paint").hidden = true;
+  $("skeleton-frame").hidden = true;
   for (const name of ["paint", "frame"]) shown[name] = false;
 }
 
@@ -602,7 +603,7 @@ async function expand() {
 
 async function stylesOpen() {
   $("styles-photo").hidden = !state.photoRef;
-  if (state.photoRef) pictureUrl(state.photoRef, "thumb").then((url) => { $("styles-photo").src = url; }, () => {});
+  if (state.photoRef) pictureUrl(state.photoRef, "thumb").then((url) => { shownOnLoad($("styles-photo"), url); }, () => {});
   const {groups} = await api("styles");
   const galleries = $("galleries");
   galleries.textContent = "";
@@ -645,7 +646,8 @@ async function stylesOpen() {
         preview.loading = "lazy";
         preview.decoding = "async";
         // shown once loaded: never a broken-image icon while it loads
-        preview.addEventListener("load", () => preview.classList.add("loaded"));
+        preview.addEventListener("load", () => { preview.classList.add("loaded"); tile.classList.add("loaded"); });
+        preview.addEventListener("error", () => tile.classList.add("named", "loaded"));  // its name, not a skeleton
         preview.src = style.preview;
         tile.append(preview);
       } else {
@@ -710,6 +712,7 @@ async function resultsOpen() {
   listed = key;
   const grid = $("grid");
   grid.textContent = "";
+  grid.classList.remove("skeleton-tiles");
   $("no-results").hidden = results.length > 0 || pending.length > 0;
   const observer = "IntersectionObserver" in window ? new IntersectionObserver(loadVisible, {rootMargin: "200px"}) : null;
   for (const result of results) {
@@ -740,6 +743,12 @@ async function fill(button) {
   } catch (error) { button.disabled = true; }
 }
 
+// a picture that is a skeleton until it has loaded
+function shownOnLoad(image, url) {
+  image.addEventListener("load", () => image.classList.add("loaded"), {once: true});
+  image.src = url;
+}
+
 function actionButton(label, handler, className) {
   const button = document.createElement("button");
   button.type = "button";
@@ -758,7 +767,8 @@ async function openResult(result, step = true) {
   if (step) state.stack.push("viewer");
   updateBack();
   $("viewer-photo").removeAttribute("src");
-  pictureUrl(result.ref).then((url) => { $("viewer-photo").src = url; }, (error) => sayError(error));
+  $("viewer-photo").classList.remove("loaded");
+  pictureUrl(result.ref).then((url) => shownOnLoad($("viewer-photo"), url), (error) => sayError(error));
   const actions = $("viewer-actions");
   actions.textContent = "";
   if (canShare()) actions.append(actionButton(text("share"), (button) => share(result.ref, button), "share"));
