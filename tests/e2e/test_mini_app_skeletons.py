@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from playwright.async_api import Route
 
-from tests.e2e.conftest import ALICE
+from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.helpers import wait_media
 from tests.e2e.miniapp import open_app, page_errors, page_root
 from tests.e2e.test_mini_app_controls import settings  # noqa: F401 (the fixture)
@@ -62,3 +62,7 @@ async def test_every_screen_shows_a_skeleton_while_it_loads_and_none_once_loaded
         assert await app.page.evaluate(SHIMMERING) == [], screen
     held["on"] = False
     assert page_errors(app) == []
+    # someone with no results yet: the skeleton gives way to the hint, not to a grid of shapes for ever
+    empty = await open_app(browser, settings, telegram, BOB, "s=results")
+    assert await empty.page.locator("#no-results").is_visible()
+    assert await empty.page.evaluate(SHIMMERING) == []

@@ -680,7 +680,7 @@ async function runStyle(group, style, counts, tile) {
 // My results asks again every few seconds while it is shown, so a result delivered meanwhile appears
 const REFRESH_MS = 4000;
 let refreshTimer = null;
-let listed = "";
+let listed = null;  // the refs listed last; null: nothing listed yet (the grid holds its skeleton)
 
 function scheduleRefresh() {
   clearTimeout(refreshTimer);
