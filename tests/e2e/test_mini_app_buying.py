@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.previews import thumbnail
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE
-from tests.e2e.miniapp import app_settings, open_app, page_errors, wait_status
+from tests.e2e.miniapp import app_settings, open_app, page_errors, screenshots_dir, wait_status
 from tests.e2e.test_mini_app_page import sent_photo, stored_jobs
 from tests.e2e.test_payments import credits_of
 from tests.fakes.telegram_models import User
@@ -52,6 +52,7 @@ async def test_out_of_credits_a_pack_is_bought_in_place_and_the_tap_then_goes_th
     await tile.click()
     refusal = await wait_status(app)
     assert 0 <= refusal["top"] and refusal["bottom"] <= 740, refusal
+    await app.page.screenshot(path=screenshots_dir() / "buy-dark-ar.png")
     await app.page.locator("[data-action='buy'][data-pack='10:50']").click()
     await app.page.wait_for_function("() => window.__invoices.length === 1")
     [link] = await app.page.evaluate("window.__invoices")

@@ -17,7 +17,7 @@ from bot.previews import thumbnail
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors
+from tests.e2e.miniapp import app_settings, open_app, page_errors, screenshots_dir
 from tests.e2e.test_mini_app_page import along, center_of, rect, sent_photo
 from tests.fakes import samples
 from tests.fakes.telegram_models import private_chat
@@ -98,6 +98,7 @@ async def check_loupe(app: Phone) -> None:
     await app.touch("touchMove", [moved])
     after = await loupe(app)
     assert after is not None and after["left"] - shown["left"] == pytest.approx(60, abs=1) and outside(after, moved)
+    await app.page.screenshot(path=screenshots_dir() / "loupe-light-en.png")
     assert min(after["colours"][1]) > 180  # now all white around
     await app.touch("touchEnd", [])
     assert await loupe(app) is None

@@ -453,12 +453,14 @@ function showLoupe(event) {
     context.drawImage(canvas, x - half, y - half, 2 * half, 2 * half, 0, 0, loupe.width, loupe.height);
     context.globalAlpha = 1;
   }
-  // the brush's edge, so the person sees what the next move covers
-  context.beginPath();
-  context.arc(loupe.width / 2, loupe.height / 2, Number($("brush").value) / 2 * LOUPE.zoom * ratio, 0, 2 * Math.PI);
-  context.lineWidth = ratio;
-  context.strokeStyle = "#ffffff";
-  context.stroke();
+  // the brush's edge, so the person sees what the next move covers: a dark and a light ring, seen on any photo
+  for (const [colour, width] of [["rgba(0, 0, 0, 0.75)", 3], ["#ffffff", 1]]) {
+    context.beginPath();
+    context.arc(loupe.width / 2, loupe.height / 2, Number($("brush").value) / 2 * LOUPE.zoom * ratio, 0, 2 * Math.PI);
+    context.lineWidth = width * ratio;
+    context.strokeStyle = colour;
+    context.stroke();
+  }
   // above the finger; below it near the top of the screen; always inside the screen
   let top = event.clientY - LOUPE.lift - LOUPE.size;
   if (top < LOUPE.margin) top = event.clientY + LOUPE.lift;
