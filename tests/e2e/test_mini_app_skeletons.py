@@ -1,6 +1,7 @@
 """Never a blank while the Mini App waits: with every API answer held back, each screen (the first one, Paint,
 Extend, Styles, My results and the result viewer) shows a skeleton, the shape of what comes, and once the
-answers are in, no skeleton is left."""
+answers are in, no skeleton is left; and Paint is ready on the small copy of the photo while the sharp one is
+still on its way."""
 
 from __future__ import annotations
 
@@ -64,3 +65,30 @@ async def test_every_screen_shows_a_skeleton_while_it_loads_and_none_once_loaded
     empty = await open_app(browser, settings, telegram, BOB, "s=results")
     assert await empty.page.locator("#no-results").is_visible()
     assert await empty.page.evaluate(SHIMMERING) == []
+
+
+async def test_paint_is_ready_on_the_small_copy_and_the_sharp_one_replaces_it_under_the_paint(
+        bot, telegram, browser, settings) -> None:  # noqa: F811
+    ref = await sent_photo(telegram, ALICE, 640, 480)
+    app = await open_app(browser, settings, telegram, ALICE, "s=results")
+    sharp_held = asyncio.Event()
+
+    async def slow_sharp(route: Route) -> None:  # the sharp copy is the one a slow network holds up longest
+        if "size=display" in route.request.url:
+            await sharp_held.wait()
+        await route.continue_()
+
+    await app.page.context.route("**/app/api/picture**", slow_sharp)
+    await app.page.goto(page_root(settings) + f"?s=paint&p={ref}")
+    await app.page.wait_for_function("() => document.body.dataset.ready === 'true'", timeout=20_000)
+    photo = app.page.locator("#paint-photo")
+    assert await photo.get_attribute("data-sharp") == "false"
+    assert await app.page.evaluate("document.getElementById('paint-canvas').width") == 640  # the mask's own size
+    canvas = await app.page.evaluate("document.getElementById('paint-canvas').getBoundingClientRect().toJSON()")
+    await app.touch_drag([(canvas["left"] + 50, canvas["top"] + 50), (canvas["left"] + 120, canvas["top"] + 90)])
+    assert await app.page.evaluate("state.strokes.length") == 1
+    sharp_held.set()
+    await app.page.wait_for_function("() => document.getElementById('paint-photo').dataset.sharp === 'true'")
+    assert await app.page.evaluate("document.getElementById('paint-photo').naturalWidth") == 640
+    assert await app.page.evaluate("state.strokes.length") == 1  # what was painted stays
+    assert page_errors(app) == []

@@ -320,22 +320,45 @@ async function show(screen) {
 
 async function loadPhoto() {
   if (state.photo && state.photo.ref === state.photoRef) return;
-  const found = await picture(state.photoRef, "display");
+  const ref = state.photoRef;
+  const sharp = picture(ref, "display");
+  // the tile-sized copy is a few kilobytes and made in a blink: shown first when it comes first, so painting
+  // can start while the sharp copy is on its way (it needs the photo's own size, which both copies carry)
+  const small = picture(ref, "thumb").then((copy) => (copy.width ? copy : sharp), () => sharp);
+  const found = await Promise.race([sharp, small]);
   const image = new Image();
   image.src = found.url;
   await image.decode();
   // the photo's own size (the copy is smaller): paddings are in its pixels, the mask in the service's
   const width = found.width || image.naturalWidth, height = found.height || image.naturalHeight;
-  state.photo = {ref: state.photoRef, url: found.url, width, height};
+  state.photo = {ref, url: found.url, width, height};
   const most = state.screens.paint && state.screens.paint.max_side;
   const scale = most && Math.max(width, height) > most ? most / Math.max(width, height) : 1;
   state.service = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   state.strokes = []; state.redo = [];
   state.pads = {left: 0, top: 0, right: 0, bottom: 0};
-  for (const id of ["paint-photo", "frame-photo"]) $(id).src = found.url;
+  showPhoto(found.url, false);
   $("skeleton-paint").hidden = true;
   $("skeleton-frame").hidden = true;
   for (const name of ["paint", "frame"]) shown[name] = false;
+  sharp.then(async (copy) => {
+    if (state.photoRef !== ref) return;
+    if (copy.url !== found.url) {
+      const better = new Image();
+      better.src = copy.url;
+      await better.decode();
+      if (state.photoRef !== ref) return;
+      state.photo.url = copy.url;
+    }
+    showPhoto(copy.url, true);
+  }, () => { /* the small copy stays: painting and framing work on it */ });
+}
+
+function showPhoto(url, sharp) {
+  for (const id of ["paint-photo", "frame-photo"]) {
+    if ($(id).src !== url) $(id).src = url;
+    $(id).dataset.sharp = String(sharp);
+  }
 }
 
 async function choosePhoto(ref, screen) {
@@ -867,8 +890,7 @@ async function start() {
   say("");
   try {
     // in parallel: the texts, the screens' prices, and the photo the screen shows
-    const photo = state.photoRef ? picture(state.photoRef, "display") : null;
-    if (photo) photo.catch(() => {});
+    for (const size of state.photoRef ? ["thumb", "display"] : []) picture(state.photoRef, size).catch(() => {});
     const [me, {screens, prices}] = await Promise.all([api("me"), api("screens")]);
     applyTexts(me);
     state.screens = screens;
