@@ -889,8 +889,9 @@ async function start() {
   $("loading").hidden = false;
   say("");
   try {
-    // in parallel: the texts, the screens' prices, and the photo the screen shows
-    for (const size of state.photoRef ? ["thumb", "display"] : []) picture(state.photoRef, size).catch(() => {});
+    // in parallel: the texts, the screens' prices, and the photo the screen shows (My results shows none)
+    const shows = state.photoRef && screenName() !== "results";
+    for (const size of shows ? ["thumb", "display"] : []) picture(state.photoRef, size).catch(() => {});
     const [me, {screens, prices}] = await Promise.all([api("me"), api("screens")]);
     applyTexts(me);
     state.screens = screens;
