@@ -217,7 +217,8 @@ async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser
     await tap(app, "#keep-editing")
     await tap(app, ".gallery .counts button[data-count='2']")
     await tap(app, ".tile[data-operation='headshot'][data-style='business']")
-    await app.page.wait_for_function("() => document.querySelector(\".tile[data-operation='headshot']\").disabled === false")
+    # the confirmation again (Keep editing hid the first): the tile being enabled was true before the popup answered
+    await app.page.wait_for_function("() => !document.getElementById('done').hidden")
     jobs = await stored_jobs(settings)
     assert [(job.operation, job.args) for job in jobs] == [
         ("art", {"style": "oil", "prompt": ""}), ("headshot", {"style": "business", "count": 2})]
