@@ -3,6 +3,7 @@ and nine 2560 px results, over a throttled connection (Chromium's Slow 4G: 150 m
 750 kbit/s up). Targets (issue 29): Paint ready within 2 s, the results grid within 300 KB.
 
     python -m bench.miniapp            # prints one line per screen
+    python -m bench.miniapp --runs 5   # five runs, each with a fresh bot (cold copies), and each screen's median
 
 "Ready" is the page's own signal (`body[data-ready]`, set once the screen's texts and photo are shown), and
 for My results every tile in view has its picture. Bytes are what the page's Resource Timing counts on the wire (transferSize: compressed bodies and headers). The bot makes each picture's copy on
@@ -11,9 +12,11 @@ the first request and keeps it: the first screen to show the photo pays for that
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +39,11 @@ SCREENS = {"paint": "document.getElementById('paint-photo').complete",
            "styles": "document.querySelector('.tile') !== null",
            "results": "[...document.querySelectorAll('#grid button')].filter((b) => b.getBoundingClientRect().top"
                       " < innerHeight).every((b) => b.classList.contains('loaded'))"}
+#: the screens that show a small copy of the photo first: when the sharp one is in place too
+SHARP = {"paint": "document.getElementById('paint-photo').dataset.sharp === 'true' && "
+                  "document.getElementById('paint-photo').complete",
+         "frame": "document.getElementById('frame-photo').dataset.sharp === 'true' && "
+                  "document.getElementById('frame-photo').complete"}
 
 
 def camera_photo() -> bytes:
@@ -67,8 +75,9 @@ async def photo_ref(telegram, photo: bytes) -> str:
     return parse_qs(urlsplit(url).query)["p"][0]
 
 
-async def measure(browser, settings, token: str, query: str, ready: str) -> tuple[int, float]:
-    """(bytes over the wire, seconds from navigation to ready) of one screen on a fresh phone."""
+async def measure(browser, settings, token: str, query: str, ready: str, sharp: str | None) -> tuple[int, float, float]:
+    """(bytes over the wire, seconds from navigation to ready, and to the sharp photo where there is one) of one
+    screen on a fresh phone."""
     opened = await phone(browser, init_script=webapp_stub(token, ALICE))
     await opened.page.route(TELEGRAM_SCRIPT, lambda route: route.abort())
     await opened.cdp.send("Network.enable")
@@ -78,14 +87,19 @@ async def measure(browser, settings, token: str, query: str, ready: str) -> tupl
     await opened.page.wait_for_function(f"() => document.body.dataset.ready === 'true' && ({ready})",
                                         timeout=60_000)
     elapsed = time.monotonic() - started
+    if sharp is not None:
+        await opened.page.wait_for_function(f"() => {sharp}", timeout=60_000)
+    sharpened = time.monotonic() - started if sharp is not None else elapsed
     # the page's own count: every response's size on the wire, headers included (all are same-origin)
     wire = await opened.page.evaluate("""() => performance.getEntriesByType("navigation")
       .concat(performance.getEntriesByType("resource")).reduce((sum, entry) => sum + entry.transferSize, 0)""")
     await opened.page.context.close()
-    return wire, elapsed
+    return wire, elapsed, sharpened
 
 
-async def main() -> None:
+async def one_run() -> dict[str, tuple[int, float, float]]:
+    """(bytes, seconds to ready) of each screen, with a fresh bot, database and browser: every copy made cold."""
+    found: dict[str, tuple[int, float, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         previews = Path(folder) / "previews"
         previews.mkdir()
@@ -109,14 +123,30 @@ async def main() -> None:
                 ref = await photo_ref(world.telegram, photo)
                 args = ["--no-sandbox"] if os.geteuid() == 0 else []
                 browser = await playwright.chromium.launch(executable_path=executable, args=args)
-                print("screen   bytes      ready (Slow 4G)")
+                print("screen   bytes      ready  sharp (Slow 4G)")
                 for screen, ready in SCREENS.items():  # each on a fresh phone: nothing in its cache
-                    size, seconds = await measure(browser, settings, world.telegram.token, f"s={screen}&p={ref}", ready)
-                    print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s")
+                    found[screen] = size, seconds, sharp = await measure(
+                        browser, settings, world.telegram.token, f"s={screen}&p={ref}", ready, SHARP.get(screen))
+                    print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s {sharp:6.2f} s")
                 await browser.close()
             finally:
                 await bot.stop()
+    return found
+
+
+async def main(runs: int) -> None:
+    results = [await one_run() for _ in range(runs)]
+    if runs > 1:
+        print(f"medians of {runs} runs")
+        for screen in SCREENS:
+            size = statistics.median(run[screen][0] for run in results)
+            seconds = statistics.median(run[screen][1] for run in results)
+            sharp = statistics.median(run[screen][2] for run in results)
+            spread = ", ".join(f"{run[screen][1]:.2f}" for run in results)
+            print(f"{screen:8} {size / 1024:7.0f} KB {seconds:6.2f} s {sharp:6.2f} s   ({spread})")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description="The Mini App's bytes and time to ready on Slow 4G")
+    parser.add_argument("--runs", type=int, default=1, help="runs, each with a fresh bot; medians printed")
+    asyncio.run(main(parser.parse_args().runs))

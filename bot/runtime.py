@@ -69,6 +69,7 @@ from bot.store.heartbeats import PollerLock
 from bot.tg.app import ALLOWED_UPDATES, admin_alarm, announce_commands, build_application, notifier_for
 from bot.tg.budget import budget_spent
 from bot.tg.context import Access, Deps
+from bot.tg.handlers.payments import invoice_link
 from bot.tg.heartbeats import Heartbeat, replica_id
 from bot.tg.housekeeping import Housekeeping
 from bot.tg.inbox import KEEP_HANDLED, UpdateInbox
@@ -450,6 +451,8 @@ def mini_app(token: str, deps: Deps, application: Application, notifier: Telegra
                    share=lambda user_id, file_id, kind: prepare_share(application.bot, user_id, file_id, kind),
                    allowed=lambda user_id: deps.access.allows(user_id, user_id), chosen_language=chosen_language,
                    spendable=spendable, previews=previews, can_buy=credits.policy.on_sale,
+                   packs=credits.policy.packs,
+                   invoice_link=lambda language, pack: invoice_link(application.bot, language, pack),
                    preparation=preparation)
 
 

@@ -8,6 +8,8 @@
     POST jobs/expand         {photo, left, top, right, bottom} in the photo's own pixels
     POST jobs/run            {operation, photo?, style?, count?, prompt?, argument?}: a styled or one-tap job
     POST share               {photo}: a prepared inline message of a result (savePreparedInlineMessage) → {id}
+    POST invoice             {pack}: a link to the Stars invoice of a pack on sale (createInvoiceLink) → {link},
+                             for Telegram.WebApp.openInvoice; the payment is credited as the chat's /buy is
 
 A request needs `Authorization: tma <initData>` (bot.http.initdata: signed by Telegram, at most a day old),
 else 401. The user id comes from it alone; photos are named by references the bot issued to that person
@@ -37,7 +39,9 @@ from aiohttp import web
 
 from bot.chats.people import PeopleService
 from bot.chats.stored_inputs import StoredInputs, new_reference
-from bot.credits.texts import not_enough_credits
+from bot.credits import Pack, pack_of
+from bot.credits.packs import PAYLOAD_PREFIX
+from bot.credits.texts import not_enough_credits, pack_button
 from bot.http import app_texts
 from bot.http.app_limits import Busy, LargeRequests, RequestBudget
 from bot.http.app_masks import Fitted, NothingPainted, WrongSize, check_mask, read_mask
@@ -71,7 +75,7 @@ NOT_ALLOWED = N_("Sorry, this bot is private.")
 #: any photo the API inspects: the size of Telegram's downloads, no pixel floor
 _INSPECT = ImageLimits(max_bytes=MAX_PHOTO_BYTES, min_side=1)
 #: what a call costs of the person's request budget, in plain reads: what it makes the bot do
-COSTS = {"photo": 2, "jobs/replace": 10, "jobs/expand": 5, "jobs/run": 3, "share": 3}
+COSTS = {"photo": 2, "jobs/replace": 10, "jobs/expand": 5, "jobs/run": 3, "share": 3, "invoice": 5}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -119,6 +123,9 @@ class MiniApp:
     chosen_language: Callable[[int], Awaitable[str | None]] | None = None
     #: whether credits can be bought with Stars (the refusal for lack of credits says how to get more)
     can_buy: bool = False
+    #: the packs on sale for Stars, and a link to a pack's invoice: (language, pack) -> link (createInvoiceLink)
+    packs: tuple[Pack, ...] = ()
+    invoice_link: Callable[[str, Pack], Awaitable[str]] | None = None
     #: the credits the person can spend now; None: credits are off
     spendable: Callable[[int], Awaitable[int]] | None = None
     budget: RequestBudget = field(default_factory=RequestBudget)
@@ -254,7 +261,8 @@ class AppApi:
         """The answer for a job the job system will not take: credits, or limits."""
         if isinstance(outcome, NotEnoughCredits):
             refusal = not_enough_credits(caller.language, outcome.price, outcome.available, outcome.free_per_day,
-                                         can_buy=self.app.can_buy, free_gone=outcome.free_gone)
+                                         can_buy=self.app.can_buy, free_gone=outcome.free_gone,
+                                         in_place=bool(self._packs(caller.language)))
             return ApiError(402, "credits", refusal, rendered=True)
         return ApiError(429, "quota", outcome.reason)
 
@@ -289,7 +297,15 @@ class AppApi:
         return web.json_response({
             "language": language, "rtl": language in RTL_LANGUAGES, "texts": app_texts.page_texts(language),
             "credits": None if credits is None else app_texts.credits_line(language, credits),
-            "followups": followups, "can_buy": self.app.can_buy}, headers={"Cache-Control": "no-store"})
+            "followups": followups, "can_buy": self.app.can_buy, "packs": self._packs(language)},
+            headers={"Cache-Control": "no-store"})
+
+    def _packs(self, language: str) -> list[dict[str, str]]:
+        """The packs the page offers to buy in place, named as their payloads name them; none without links."""
+        if self.app.invoice_link is None:
+            return []
+        return [{"id": pack.payload.removeprefix(PAYLOAD_PREFIX), "label": pack_button(language, pack.credits, pack.stars)}
+                for pack in self.app.packs]
 
     def _one_tap(self) -> list[tuple[Operation, Any]]:
         """The photo-menu buttons that make a job in one tap on one picture (upscale 2×, remove background, …)."""
@@ -435,6 +451,20 @@ class AppApi:
         return web.json_response({"id": prepared}, headers={"Cache-Control": "no-store"})
 
 
+    async def invoice(self, request: web.Request, caller: Caller) -> web.Response:
+        body = await _body(request)
+        name = body.get("pack")
+        pack = pack_of(PAYLOAD_PREFIX + name, self.app.packs) if isinstance(name, str) and len(name) <= 32 else None
+        if pack is None or self.app.invoice_link is None:
+            raise ApiError(400, "pack_gone", app_texts.PACK_GONE)
+        try:
+            link = await self.app.invoice_link(caller.language, pack)
+        except Exception:
+            log.warning("could not make an invoice link", exc_info=True)
+            raise ApiError(502, "failed", app_texts.PAGE["failed"]) from None
+        return web.json_response({"link": link}, headers={"Cache-Control": "no-store"})
+
+
 def preview_url(extra: Mapping[str, Any]) -> str | None:
     """A style's preview picture: an https URL, or a file of the previews folder (served under /app/previews/)."""
     preview = extra.get("preview")
@@ -467,6 +497,7 @@ def add_api_routes(web_app: web.Application, app: MiniApp) -> None:
     api = AppApi(app)
     routes = [("GET", "me", api.me), ("GET", "photo", api.photo), ("GET", "styles", api.styles),
               ("GET", "results", api.results), ("POST", "jobs/replace", api.replace),
-              ("POST", "jobs/expand", api.expand), ("POST", "jobs/run", api.run), ("POST", "share", api.share)]
+              ("POST", "jobs/expand", api.expand), ("POST", "jobs/run", api.run), ("POST", "share", api.share),
+              ("POST", "invoice", api.invoice)]
     for method, path, handle in routes:
         web_app.router.add_route(method, API_PATH + path, _authenticated(app, handle, COSTS.get(path, 1)))

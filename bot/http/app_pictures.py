@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, WebPImagePlugin
 
 from bot.http import app_texts
 from bot.http.app_api import _INSPECT, API_PATH, ApiError, AppApi, Caller, MiniApp, _authenticated
@@ -29,6 +29,10 @@ from bot.images import ImageRejected, _damaged_reason, inspect
 from bot.jobs.service import JobRequest
 from bot.operations.catalogue import ArgumentError, Operation
 from bot.store import ACTIVE_STATES
+
+#: the copies' format, its encoder registered at import: otherwise the first copy's save() makes Pillow import every
+#: format it knows (Image.init, about 0.3 s on a busy machine), and that first copy is a person's first look at Paint
+WEBP = WebPImagePlugin.WebPImageFile.format
 
 QUALITY = {"thumb": 72, "display": 80}
 #: copies kept in memory, by total size
@@ -99,15 +103,19 @@ def scaled_copy(data: bytes, size: str, etag: str) -> Copy:
 def _scaled(data: bytes, size: str, etag: str) -> Copy:
     with Image.open(io.BytesIO(data)) as image:
         stored = image.size
-        # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked: a 2560 px photo bound for 320 px decodes at 320
-        image.draft("RGB", (SIDES[size], SIDES[size]))
+        # a JPEG decodes at 1/2, 1/4 or 1/8 scale when asked, down to no less than the size asked for: asked for
+        # the copy's own size (not the square around it), a 2560×1920 photo bound for 1080 px decodes at 1280×960
+        # instead of in full, and for 320 px at 320×240
+        side = SIDES[size]
+        ratio = min(1.0, side / max(stored))
+        image.draft("RGB", (max(1, round(stored[0] * ratio)), max(1, round(stored[1] * ratio))))
         scale = stored[0] / image.size[0]
         image = ImageOps.exif_transpose(image)
         original = (round(image.size[0] * scale), round(image.size[1] * scale))
         image.thumbnail((SIDES[size], SIDES[size]), Image.Resampling.LANCZOS)
         keep_alpha = image.mode in ("RGBA", "LA", "P") and "A" in image.convert("RGBA").getbands()
         out = io.BytesIO()
-        image.convert("RGBA" if keep_alpha else "RGB").save(out, "WEBP", quality=QUALITY[size], method=1)  # fast: made while a person waits
+        image.convert("RGBA" if keep_alpha else "RGB").save(out, WEBP, quality=QUALITY[size], method=1)  # fast: made while a person waits
     return Copy(out.getvalue(), "image/webp", etag, original)
 
 

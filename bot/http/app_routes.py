@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from bot.http.app_api import MiniApp, add_api_routes, preview_url
+from bot.http.app_api import Handler, MiniApp, add_api_routes, preview_url
 from bot.http.app_pictures import add_extra_routes
 from bot.http.app_shell import first_screen_texts
 from bot.operations.styles import StyleCatalogue
@@ -104,14 +104,21 @@ def add_app_routes(web_app: web.Application, app: MiniApp) -> None:
         # on every answer's headers as they are sent: a 404 and a streamed photo under /app/ too
         if request.path.startswith(APP_PATH):
             response.headers.update(headers)
-            if isinstance(response, web.Response) and response.content_type in COMPRESSED:
-                response.enable_compression()  # gzip or deflate, as the client accepts
+
+    @web.middleware
+    async def compressed(request: web.Request, handler: Handler) -> web.StreamResponse:
+        # here, not in `secured`: by the time answers are being sent it is too late to choose their encoding
+        response = await handler(request)
+        if (request.path.startswith(APP_PATH) and isinstance(response, web.Response)
+                and response.content_type in COMPRESSED):
+            response.enable_compression()  # gzip or deflate, as the client accepts
         return response
 
     async def to_page(request: web.Request) -> web.Response:
         raise web.HTTPFound(APP_PATH)
 
     web_app.on_response_prepare.append(secured)
+    web_app.middlewares.append(compressed)
     web_app.router.add_get("/app", to_page)
     web_app.router.add_get(APP_PATH, page)
     web_app.router.add_get(APP_PATH + "previews/{name}", preview)

@@ -49,6 +49,8 @@ PAGE = {
     "pending": N_("In progress"),
     "confirm": N_("Start this? It costs {price}."),
     "confirm_drop": N_("Drop what you painted here and open the other photo?"),
+    "paid": N_("Paid: your credits are added."),
+    "paying": N_("Waiting for Telegram to confirm the payment…"),
 }
 
 #: what the first screen shows before the API answers (and if it never does): built into the page
@@ -64,6 +66,7 @@ MASK_UNUSABLE = N_("The painted mask could not be used. Reload the page and pain
 PAINT_FIRST = N_("Paint over part of the photo first.")
 DESCRIBE_FIRST = N_("Say what to paint there first.")
 UNKNOWN_OPERATION = N_("That operation is not offered here.")
+PACK_GONE = N_("That pack is no longer offered. Reopen the app to see the current ones.")
 NOT_STORED = N_("The job could not be stored. Try again in a moment.")
 
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.credits.packs import Pack
+from bot.credits.texts import pack_button
 from bot.i18n import Text, render, tr
 from bot.operations.catalogue import Operation
 from bot.operations.styles import Style, StyleGroup
-from bot.tg import texts
 
 MENU_PREFIX = "op"
 STYLE_PREFIX = "st"
@@ -102,5 +102,5 @@ BUY_PREFIX = "buy:"
 def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMarkup:
     """One button per pack; its callback data names the pack by its contents (a changed price is a new pack)."""
     return InlineKeyboardMarkup([[InlineKeyboardButton(
-        texts.pack_button(language, pack.credits, pack.stars),
+        pack_button(language, pack.credits, pack.stars),
         callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])

@@ -324,22 +324,6 @@ BALANCE_POOL = N_("This group's pool: {pool} (you can use {left} of it today)")
 BALANCE_SERVICE_FAILED = N_("Couldn't get the service's balance from the image service; try again later.")
 PAYMENTS_OFF = N_("Buying credits isn't available on this bot yet.")
 BUY_PROMPT = N_("Pick a pack of credits, paid with Telegram Stars:")
-def pack_button(language: str, credits: int, stars: int) -> str:
-    """The /buy button of a pack."""
-    return ntr(language, "{count} credit — {stars} ⭐", "{count} credits — {stars} ⭐", credits, stars=stars)
-
-
-def invoice_title(language: str, credits: int) -> str:
-    """A pack's invoice title (and its price's label)."""
-    return ntr(language, "{count} credit", "{count} credits", credits)
-
-
-def invoice_description(language: str, credits: int) -> str:
-    """A pack's invoice description."""
-    return ntr(language, "{count} credit for AI photo edits with this bot.",
-               "{count} credits for AI photo edits with this bot.", credits)
-
-
 def purchased_text(language: str, credits: int, balance: int) -> str:
     """The thanks for a paid pack, with the balance it makes."""
     return ntr(language, "Thank you! {count} credit added; you now have {balance}.",

@@ -97,7 +97,7 @@ def http_corpus(values: dict[str, str], telegram: FakeTelegram, photo_ref: str) 
     out = io.BytesIO()
     noise.save(out, "PNG")
     api = root + "/app/api/"
-    for path in ("jobs/run", "jobs/expand", "jobs/replace", "share"):
+    for path in ("jobs/run", "jobs/expand", "jobs/replace", "share", "invoice"):
         for number, body in enumerate(DEEP + BROKEN):
             cases.append((f"{path} {number}", "POST", api + path, app, body, four))
     for number, body in enumerate([

@@ -101,10 +101,11 @@ def capsule(size: tuple[int, int], start: tuple[float, float], end: tuple[float,
     return image
 
 
-async def sent_photo(telegram, user: User, width: int, height: int) -> str:
-    """`user` sends a photo to the bot: the reference the Mini App buttons under it carry."""
+async def sent_photo(telegram, user: User, width: int, height: int, photo: bytes | None = None) -> str:
+    """`user` sends a photo to the bot (`photo`, else a sample of this size): the reference the Mini App buttons
+    under it carry."""
     chat = private_chat(user)
-    sent = telegram.user_sends(chat, user, photo=samples.jpeg(width, height))
+    sent = telegram.user_sends(chat, user, photo=photo or samples.jpeg(width, height))
 
     def menu() -> SentMessage | None:  # the photo menu answering that photo
         return next((message for message in telegram.sent(chat.id)
@@ -216,7 +217,8 @@ async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser
     await tap(app, "#keep-editing")
     await tap(app, ".gallery .counts button[data-count='2']")
     await tap(app, ".tile[data-operation='headshot'][data-style='business']")
-    await app.page.wait_for_function("() => document.querySelector(\".tile[data-operation='headshot']\").disabled === false")
+    # the confirmation again (Keep editing hid the first): the tile being enabled was true before the popup answered
+    await app.page.wait_for_function("() => !document.getElementById('done').hidden")
     jobs = await stored_jobs(settings)
     assert [(job.operation, job.args) for job in jobs] == [
         ("art", {"style": "oil", "prompt": ""}), ("headshot", {"style": "business", "count": 2})]

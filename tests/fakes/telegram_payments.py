@@ -11,6 +11,12 @@ second time; getStarTransactions lists payments and refunds, oldest first as the
 charge id for a payment (`source`: a TransactionPartnerUser with the invoice_payload) and again the
 payment's charge id for its refund (`receiver`: the same user).
 
+createInvoiceLink (a link a Mini App opens with Telegram.WebApp.openInvoice, or a chat message carries) checks
+the invoice as sendInvoice does and answers the link as a string; the fake knows no business connection, so a
+`business_connection_id` is BUSINESS_CONNECTION_INVALID. Both refuse tips (`max_tip_amount`,
+`suggested_tip_amounts`), which Stars invoices do not take. Anyone holding a link may pay it: the payer is who
+opens it (`user_pays_link`), not whoever the bot made it for.
+
 Subscriptions (Bot API 8.0): createInvoiceLink with `subscription_period` makes a link to a subscription;
 the period must be 2592000 (30 days, the only value Telegram takes: SUBSCRIPTION_PERIOD_INVALID
 otherwise), the currency XTR, and the one price at most 10000 Stars. Paying it gives a successful_payment
@@ -124,6 +130,8 @@ class Payments:
 
     async def create_invoice_link(self, params: dict[str, Any], files: Any) -> str:
         """createInvoiceLink, for Stars; with `subscription_period`, a link to a subscription."""
+        if params.get("business_connection_id") is not None:
+            raise bad_request("BUSINESS_CONNECTION_INVALID")
         invoice = _checked_invoice(params)
         period = params.get("subscription_period")
         if period is not None:
@@ -305,6 +313,8 @@ def _checked_invoice(params: dict[str, Any]) -> dict[str, Any]:
         raise bad_request("CURRENCY_INVALID: this fake serves payments in Telegram Stars (XTR) only")
     if str_param(params, "provider_token"):
         raise bad_request("PAYMENT_PROVIDER_INVALID: Stars invoices take an empty provider_token")
+    if params.get("max_tip_amount") or params.get("suggested_tip_amounts"):
+        raise bad_request("STARS_INVOICE_INVALID: Stars invoices take no tips")
     prices = params.get("prices")
     if not isinstance(prices, list) or len(prices) != 1 or not isinstance(prices[0], dict):
         raise bad_request("STARS_INVOICE_INVALID: a Stars invoice has exactly one price")

@@ -576,7 +576,7 @@ async def test_hostile_bodies_are_answered_400_without_a_traceback(world: World,
               json.dumps({"photo": bobs, "left": "²", "top": 1e308, "right": -1, "bottom": True}).encode(),
               json.dumps({"photo": bobs, "left": 10**40}).encode(), b"1" * 5000, "{\"photo\": \"\udcff\"}".encode(
                   "utf-8", "surrogatepass"), b"\xff\xfe{}"]
-    for path in ("jobs/run", "jobs/expand", "jobs/replace", "share"):
+    for path in ("jobs/run", "jobs/expand", "jobs/replace", "share", "invoice"):
         for body in bodies:
             response = await world.client.post("/app/api/" + path, data=body, headers=headers)
             assert 400 <= response.status < 500, (path, body[:40], response.status)

@@ -16,6 +16,8 @@ const state = {
   redo: [],             // Paint: strokes undone, to redo
   erasing: false, showMask: true,
   stack: [],            // what the back button returns to: screens and the result viewer
+  packs: [],            // the packs of credits on sale here: [{id, label}]
+  viewing: null,        // the result the viewer shows (or last showed)
 };
 const $ = (id) => document.getElementById(id);
 const MAX_PADDING = 2048;
@@ -74,9 +76,10 @@ function say(message, isError, actions = []) {
   $("message-text").textContent = message;
   const buttons = $("message-actions");
   buttons.textContent = "";
-  for (const [name, label, handler] of actions) {
+  for (const [name, label, handler, pack] of actions) {
     const button = actionButton(label, handler);
     button.dataset.action = name;
+    if (pack) button.dataset.pack = pack;
     buttons.append(button);
   }
   box.hidden = !message;
@@ -88,14 +91,44 @@ function say(message, isError, actions = []) {
 // what a failure offers: reopening when the session expired, buying when credits ran out, else trying again
 function sayError(error, retry) {
   if (error.code === "expired") say(error.message, true, [["reopen", text("reopen"), () => tg && tg.close()]]);
-  else if (error.code === "credits" && state.canBuy) say(error.message, true, [["buy", text("buy"), buyCredits]]);
+  else if (error.code === "credits" && state.packs.length) {
+    say(error.message, true, state.packs.map((pack) => ["buy", pack.label, (button) => buy(pack, button), pack.id]));
+  } else if (error.code === "credits" && state.canBuy) say(error.message, true, [["buy", text("buy"), buyCredits]]);
   else if (retry) say(error.message, true, [["retry", text("retry"), retry]]);
   else say(error.message, true);
 }
 
 function buyCredits() {
-  // the invoice is the chat's /buy: the person is sent back there, where Telegram's payment sheet opens
+  // no pack to buy here (only the plan, or a client without openInvoice): the chat's /buy offers it
   if (tg) tg.close();
+}
+
+// a pack bought in place: Telegram's own payment sheet over the app (Bot API 6.1); the bot credits the payment
+// from Telegram's receipt, as it does for the chat's /buy
+async function buy(pack, button) {
+  if (!tg || !tg.openInvoice || !tg.isVersionAtLeast || !tg.isVersionAtLeast("6.1")) { buyCredits(); return; }
+  button.disabled = true;
+  try {
+    const {link} = await api("invoice", {body: {pack: pack.id}});
+    tg.openInvoice(link, (status) => { afterPayment(status); });
+  } catch (error) {
+    sayError(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function afterPayment(status) {
+  if (status === "failed") { say(text("failed"), true); return; }
+  if (status !== "paid" && status !== "pending") return;  // cancelled: the offer stays on screen
+  say(text("paying"));
+  // the receipt reaches the bot a moment after the sheet closes: the balance is asked until it changes
+  const before = $("credits").textContent;
+  for (let tries = 0; tries < 15; tries++) {
+    await refreshCredits();
+    if ($("credits").textContent !== before) { say(text("paid")); return; }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 // a done job: a confirmation over the screen, whatever its scroll, and the form emptied so nothing goes twice
@@ -193,7 +226,8 @@ function back() {
 }
 
 function showView(view) {
-  if (view === "viewer") { updateBack(); return; }
+  // back to the viewer from another screen: My results with the result that was open
+  if (view === "viewer") { show("results"); if (state.viewing) openResult(state.viewing, false); return; }
   closeResult(false);
   show(view);
 }
@@ -245,6 +279,7 @@ function applyTheme() {
 function applyTexts(me) {
   state.texts = me.texts;
   state.canBuy = Boolean(me.can_buy);
+  state.packs = me.packs || [];
   state.followups = me.followups || [];
   document.documentElement.lang = me.language;
   document.documentElement.dir = me.rtl ? "rtl" : "ltr";
@@ -285,21 +320,45 @@ async function show(screen) {
 
 async function loadPhoto() {
   if (state.photo && state.photo.ref === state.photoRef) return;
-  const found = await picture(state.photoRef, "display");
+  const ref = state.photoRef;
+  const sharp = picture(ref, "display");
+  // the tile-sized copy is a few kilobytes and made in a blink: shown first when it comes first, so painting
+  // can start while the sharp copy is on its way (it needs the photo's own size, which both copies carry)
+  const small = picture(ref, "thumb").then((copy) => (copy.width ? copy : sharp), () => sharp);
+  const found = await Promise.race([sharp, small]);
   const image = new Image();
   image.src = found.url;
   await image.decode();
   // the photo's own size (the copy is smaller): paddings are in its pixels, the mask in the service's
   const width = found.width || image.naturalWidth, height = found.height || image.naturalHeight;
-  state.photo = {ref: state.photoRef, url: found.url, width, height};
+  state.photo = {ref, url: found.url, width, height};
   const most = state.screens.paint && state.screens.paint.max_side;
   const scale = most && Math.max(width, height) > most ? most / Math.max(width, height) : 1;
   state.service = [Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale))];
   state.strokes = []; state.redo = [];
   state.pads = {left: 0, top: 0, right: 0, bottom: 0};
-  for (const id of ["paint-photo", "frame-photo"]) $(id).src = found.url;
+  showPhoto(found.url, false);
   $("skeleton-paint").hidden = true;
+  $("skeleton-frame").hidden = true;
   for (const name of ["paint", "frame"]) shown[name] = false;
+  sharp.then(async (copy) => {
+    if (state.photoRef !== ref) return;
+    if (copy.url !== found.url) {
+      const better = new Image();
+      better.src = copy.url;
+      await better.decode();
+      if (state.photoRef !== ref) return;
+      state.photo.url = copy.url;
+    }
+    showPhoto(copy.url, true);
+  }, () => { /* the small copy stays: painting and framing work on it */ });
+}
+
+function showPhoto(url, sharp) {
+  for (const id of ["paint-photo", "frame-photo"]) {
+    if ($(id).src !== url) $(id).src = url;
+    $(id).dataset.sharp = String(sharp);
+  }
 }
 
 async function choosePhoto(ref, screen) {
@@ -395,12 +454,52 @@ function pinchState() {
   return {distance: Math.hypot(a.x - b.x, a.y - b.y), x: (a.x + b.x) / 2, y: (a.y + b.y) / 2};
 }
 
+// the loupe: the photo and the paint under the finger, magnified, lifted above the finger that hides them
+const LOUPE = {size: 112, zoom: 2, lift: 56, margin: 8};
+
+function showLoupe(event) {
+  const loupe = $("loupe"), canvas = $("paint-canvas"), photo = $("paint-photo");
+  const ratio = window.devicePixelRatio || 1;
+  if (loupe.width !== Math.round(LOUPE.size * ratio)) loupe.width = loupe.height = Math.round(LOUPE.size * ratio);
+  const rect = canvas.getBoundingClientRect();
+  const perScreen = canvas.width / rect.width;  // canvas pixels per screen pixel, whatever the zoom
+  const [x, y] = toPhoto(event);
+  const half = LOUPE.size / LOUPE.zoom / 2 * perScreen;  // the area shown, in canvas pixels from its centre
+  const context = loupe.getContext("2d");
+  context.fillStyle = getComputedStyle(document.documentElement).getPropertyValue("--surface").trim() || "#888";
+  context.fillRect(0, 0, loupe.width, loupe.height);
+  const toImage = (photo.naturalWidth || canvas.width) / canvas.width;  // the display copy is not the mask's size
+  context.drawImage(photo, (x - half) * toImage, (y - half) * toImage, 2 * half * toImage, 2 * half * toImage,
+                    0, 0, loupe.width, loupe.height);
+  if (state.showMask) {
+    context.globalAlpha = 0.6;  // as the paint shows over the photo
+    context.drawImage(canvas, x - half, y - half, 2 * half, 2 * half, 0, 0, loupe.width, loupe.height);
+    context.globalAlpha = 1;
+  }
+  // the brush's edge, so the person sees what the next move covers: a dark and a light ring, seen on any photo
+  for (const [colour, width] of [["rgba(0, 0, 0, 0.75)", 3], ["#ffffff", 1]]) {
+    context.beginPath();
+    context.arc(loupe.width / 2, loupe.height / 2, Number($("brush").value) / 2 * LOUPE.zoom * ratio, 0, 2 * Math.PI);
+    context.lineWidth = width * ratio;
+    context.strokeStyle = colour;
+    context.stroke();
+  }
+  // above the finger; below it near the top of the screen; always inside the screen
+  let top = event.clientY - LOUPE.lift - LOUPE.size;
+  if (top < LOUPE.margin) top = event.clientY + LOUPE.lift;
+  const left = Math.min(Math.max(event.clientX - LOUPE.size / 2, LOUPE.margin), innerWidth - LOUPE.size - LOUPE.margin);
+  loupe.style.transform = `translate(${Math.round(left)}px, ${Math.round(top)}px)`;
+  loupe.hidden = false;
+}
+
+function hideLoupe() { $("loupe").hidden = true; }
+
 function paintDown(event) {
   event.preventDefault();
   $("paint-stage").setPointerCapture(event.pointerId);
   paint.pointers.set(event.pointerId, {x: event.clientX, y: event.clientY});
   if (paint.pointers.size === 2) {
-    if (paint.stroke) { state.strokes.pop(); paint.stroke = null; redraw(); }  // two fingers: a pinch, not paint
+    if (paint.stroke) { state.strokes.pop(); paint.stroke = null; redraw(); hideLoupe(); }  // two fingers: a pinch
     paint.pinch = {...pinchState(), zoom: paint.zoom, panX: paint.panX, panY: paint.panY};
     return;
   }
@@ -410,6 +509,7 @@ function paintDown(event) {
   state.strokes.push(paint.stroke);
   state.redo = [];
   redraw();
+  showLoupe(event);
   updateMain();
 }
 
@@ -433,13 +533,14 @@ function paintMove(event) {
   if (paint.stroke) {
     paint.stroke.points.push(toPhoto(event));
     redraw();
+    showLoupe(event);
   }
 }
 
 function paintUp(event) {
   paint.pointers.delete(event.pointerId);
   if (paint.pointers.size < 2) paint.pinch = null;
-  if (!paint.pointers.size) { paint.stroke = null; holdSwipes(false); }
+  if (!paint.pointers.size) { paint.stroke = null; holdSwipes(false); hideLoupe(); }
 }
 
 async function replace() {
@@ -527,7 +628,7 @@ async function expand() {
 
 async function stylesOpen() {
   $("styles-photo").hidden = !state.photoRef;
-  if (state.photoRef) pictureUrl(state.photoRef, "thumb").then((url) => { $("styles-photo").src = url; }, () => {});
+  if (state.photoRef) pictureUrl(state.photoRef, "thumb").then((url) => { shownOnLoad($("styles-photo"), url); }, () => {});
   const {groups} = await api("styles");
   const galleries = $("galleries");
   galleries.textContent = "";
@@ -570,7 +671,8 @@ async function stylesOpen() {
         preview.loading = "lazy";
         preview.decoding = "async";
         // shown once loaded: never a broken-image icon while it loads
-        preview.addEventListener("load", () => preview.classList.add("loaded"));
+        preview.addEventListener("load", () => { preview.classList.add("loaded"); tile.classList.add("loaded"); });
+        preview.addEventListener("error", () => tile.classList.add("named", "loaded"));  // its name, not a skeleton
         preview.src = style.preview;
         tile.append(preview);
       } else {
@@ -603,7 +705,7 @@ async function runStyle(group, style, counts, tile) {
 // My results asks again every few seconds while it is shown, so a result delivered meanwhile appears
 const REFRESH_MS = 4000;
 let refreshTimer = null;
-let listed = "";
+let listed = null;  // the refs listed last; null: nothing listed yet (the grid holds its skeleton)
 
 function scheduleRefresh() {
   clearTimeout(refreshTimer);
@@ -635,6 +737,7 @@ async function resultsOpen() {
   listed = key;
   const grid = $("grid");
   grid.textContent = "";
+  grid.classList.remove("skeleton-tiles");
   $("no-results").hidden = results.length > 0 || pending.length > 0;
   const observer = "IntersectionObserver" in window ? new IntersectionObserver(loadVisible, {rootMargin: "200px"}) : null;
   for (const result of results) {
@@ -665,6 +768,12 @@ async function fill(button) {
   } catch (error) { button.disabled = true; }
 }
 
+// a picture that is a skeleton until it has loaded
+function shownOnLoad(image, url) {
+  image.addEventListener("load", () => image.classList.add("loaded"), {once: true});
+  image.src = url;
+}
+
 function actionButton(label, handler, className) {
   const button = document.createElement("button");
   button.type = "button";
@@ -674,15 +783,17 @@ function actionButton(label, handler, className) {
   return button;
 }
 
-async function openResult(result) {
+async function openResult(result, step = true) {
   $("grid").hidden = true;
   $("pending").hidden = true;
   $("viewer").hidden = false;
   say("");
-  state.stack.push("viewer");
+  state.viewing = result;
+  if (step) state.stack.push("viewer");
   updateBack();
   $("viewer-photo").removeAttribute("src");
-  pictureUrl(result.ref).then((url) => { $("viewer-photo").src = url; }, (error) => sayError(error));
+  $("viewer-photo").classList.remove("loaded");
+  pictureUrl(result.ref).then((url) => shownOnLoad($("viewer-photo"), url), (error) => sayError(error));
   const actions = $("viewer-actions");
   actions.textContent = "";
   if (canShare()) actions.append(actionButton(text("share"), (button) => share(result.ref, button), "share"));
@@ -778,9 +889,9 @@ async function start() {
   $("loading").hidden = false;
   say("");
   try {
-    // in parallel: the texts, the screens' prices, and the photo the screen shows
-    const photo = state.photoRef ? picture(state.photoRef, "display") : null;
-    if (photo) photo.catch(() => {});
+    // in parallel: the texts, the screens' prices, and the photo the screen shows (My results shows none)
+    const shows = state.photoRef && screenName() !== "results";
+    for (const size of shows ? ["thumb", "display"] : []) picture(state.photoRef, size).catch(() => {});
     const [me, {screens, prices}] = await Promise.all([api("me"), api("screens")]);
     applyTexts(me);
     state.screens = screens;

@@ -10,8 +10,9 @@ one that never arrives is credited by reconciliation (bot.tg.reconcile) under th
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from telegram import LabeledPrice, Message, PreCheckoutQuery, Update
+from telegram import Bot, LabeledPrice, Message, PreCheckoutQuery, Update
 from telegram.error import TelegramError
 from telegram.ext import (
     Application,
@@ -22,6 +23,7 @@ from telegram.ext import (
 )
 
 from bot.credits import Pack, pack_of
+from bot.credits.texts import invoice_description, invoice_title
 from bot.i18n import tr
 from bot.tg import texts
 from bot.tg.context import CustomContext, deps, language_for
@@ -33,12 +35,21 @@ log = logging.getLogger(__name__)
 STARS = "XTR"
 
 
+def invoice_of(language: str, pack: Pack) -> dict[str, Any]:
+    """A pack's Stars invoice, as sendInvoice and createInvoiceLink both take it (pre-checkout checks its payload)."""
+    title = invoice_title(language, pack.credits)
+    return {"title": title, "description": invoice_description(language, pack.credits), "payload": pack.payload,
+            "currency": STARS, "prices": [LabeledPrice(title, pack.stars)]}
+
+
 async def send_invoice(message: Message, language: str, pack: Pack) -> None:
     """Send the Stars invoice for a pack into the chat."""
-    await message.get_bot().send_invoice(
-        message.chat_id, title=texts.invoice_title(language, pack.credits),
-        description=texts.invoice_description(language, pack.credits), payload=pack.payload,
-        currency=STARS, prices=[LabeledPrice(texts.invoice_title(language, pack.credits), pack.stars)])
+    await message.get_bot().send_invoice(message.chat_id, **invoice_of(language, pack))
+
+
+async def invoice_link(bot: Bot, language: str, pack: Pack) -> str:
+    """A link to a pack's Stars invoice, for the Mini App to open in place (Telegram.WebApp.openInvoice)."""
+    return await bot.create_invoice_link(**invoice_of(language, pack))
 
 
 async def on_buy_button(update: Update, context: CustomContext) -> None:
