@@ -13,7 +13,7 @@ from bot.config import Settings
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, POLL_TIME_SCALE
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import PUBLIC_URL, open_app, page_errors
+from tests.e2e.miniapp import PUBLIC_URL, open_app, page_errors, screenshots_dir
 from tests.e2e.test_videos import TYPICAL_SECONDS, buy, picture
 from tests.harness import bot_settings, free_port, settings_of
 
@@ -49,11 +49,13 @@ async def test_a_delivered_video_is_a_video_tile_whose_viewer_offers_no_photo_ac
     tile = app.page.locator("#grid button.video")
     assert await tile.locator(".play").count() == 1
     assert (await tile.get_attribute("aria-label")).startswith("Video: ")
+    await app.page.screenshot(path=screenshots_dir() / "results-video.png")
     await tile.click()
     await app.page.wait_for_selector("#viewer-actions .share")
     await app.page.wait_for_function("() => document.querySelector('#viewer-photo').src.startsWith('blob:')")
     actions = await app.page.locator("#viewer-actions button").all_inner_texts()
     assert actions == ["Share"]  # no Paint, Extend, Styles or one-tap photo follow-ups for a video
+    await app.page.screenshot(path=screenshots_dir() / "viewer-video.png")
     await app.page.locator("#viewer-actions .share").click()
     shared = await (await app.page.wait_for_function("() => window.__shared.length && window.__shared")).json_value()
     [prepared] = telegram.prepared_messages.for_user(ALICE.id)
