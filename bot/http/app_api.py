@@ -52,7 +52,7 @@ from bot.i18n import DEFAULT_LANGUAGE, N_, RTL_LANGUAGES, Text, language_of, ren
 from bot.images import ImageLimits, ImageRejected, PreparationSlots, fitted_size, inspect, sniff_mime
 from bot.jobs.notifier import InputUnavailable
 from bot.jobs.service import JobRequest, JobService, NotEnoughCredits, QuotaExceeded
-from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind
 from bot.operations.styles import StyleCatalogue, preview_file_name
 
 log = logging.getLogger(__name__)
@@ -201,17 +201,28 @@ class AppApi:
     def __init__(self, app: MiniApp) -> None:
         self.app = app
 
-    async def _file(self, caller: Caller, ref: object) -> tuple[str, str]:
-        """(file id, "photo" or "document") of a reference the caller may use; 403 otherwise."""
+    async def _entry(self, caller: Caller, ref: object) -> dict[str, str]:
+        """The file of a reference the caller may use, as a job keeps it ({"id", "kind", "thumb"}); 403 otherwise."""
         found = self.app.refs.read(caller.user_id, ref)
         if found is not None and found.file_id is not None:
-            return found.file_id, "photo"
+            return {"id": found.file_id, "kind": "photo"}
         if found is not None and found.job_id is not None:
             job = await self.app.people.job(found.job_id)
             if job is not None and job.user_id == caller.user_id and found.picture < len(job.result_files):
-                file = job.result_files[found.picture]
-                return file["id"], file.get("kind", "photo")
+                return job.result_files[found.picture]
         raise ApiError(403, "not_yours", app_texts.NOT_YOURS)
+
+    async def _file(self, caller: Caller, ref: object) -> tuple[str, str]:
+        """(file id, "photo", "document" or "video") of a reference the caller may use; 403 otherwise."""
+        entry = await self._entry(caller, ref)
+        return entry["id"], entry.get("kind", "photo")
+
+    async def _photo_file(self, caller: Caller, ref: object) -> str:
+        """The file id of a reference an operation on pictures may take: a video is refused before any download."""
+        file_id, kind = await self._file(caller, ref)
+        if kind == ResultKind.VIDEO:
+            raise ApiError(400, "not_a_photo", app_texts.NOT_A_PHOTO)
+        return file_id
 
     async def _download(self, file_id: str) -> bytes:
         try:
@@ -322,7 +333,7 @@ class AppApi:
         return found
 
     async def photo(self, request: web.Request, caller: Caller) -> web.StreamResponse:
-        file_id, _ = await self._file(caller, request.query.get("ref"))
+        file_id = await self._photo_file(caller, request.query.get("ref"))
         async with self.app.large.slot(caller.user_id):  # held until the photo is written out, not only downloaded
             data = await self._download(file_id)
             response = web.StreamResponse(headers={"Cache-Control": "private, max-age=3600",
@@ -369,7 +380,9 @@ class AppApi:
         for job in jobs:
             operation = self.app.operations.get(job.operation)
             title = tr(caller.language, operation.title) if operation is not None else job.operation
+            # "poster": whether the page may ask for a picture of it (a video has one only with a thumbnail)
             items += [{"ref": result_ref(job.id, index), "job": job.id, "title": title, "kind": file.get("kind"),
+                       "poster": file.get("kind") != ResultKind.VIDEO or "thumb" in file,
                        "created": job.created_at.isoformat()} for index, file in enumerate(job.result_files)]
         return web.json_response({"results": items[:MAX_RESULTS]}, headers={"Cache-Control": "no-store"})
 
@@ -386,7 +399,7 @@ class AppApi:
             args = self._parse(operation, prompt)
             mask, photo = _mask_bytes(body.get("mask")), body.get("photo")
             del body  # its BASE64 text is larger than the mask: not kept through the download
-            file_id, _ = await self._file(caller, photo)
+            file_id = await self._photo_file(caller, photo)
             try:
                 check_mask(mask)  # from its header, before the photo is downloaded
                 size = await self._size(await self._download(file_id))
@@ -406,7 +419,7 @@ class AppApi:
         await self._can_start(caller, operation, {})
         body = await _body(request)
         sides = [_number(body, side, most=100_000) for side in PADDINGS]
-        file_id, _ = await self._file(caller, body.get("photo"))
+        file_id = await self._photo_file(caller, body.get("photo"))
         async with self.app.large.slot(caller.user_id):
             width, height = await self._size(await self._download(file_id))
         # the worker fits the photo into the operation's longest side: the paddings shrink with it
@@ -437,7 +450,7 @@ class AppApi:
         args = self._parse(operation, text)
         inputs: list[str] = []
         if operation.images == 1 or (operation.most_images > 0 and body.get("photo")):
-            inputs.append((await self._file(caller, body.get("photo")))[0])
+            inputs.append(await self._photo_file(caller, body.get("photo")))
         return await self._enqueue(caller, operation, args, inputs)
 
     async def share(self, request: web.Request, caller: Caller) -> web.Response:

@@ -2,6 +2,7 @@
 person's jobs still in progress.
 
     GET picture?ref=…&size=thumb|display   a photo or result scaled down for a tile or for the screen
+                                           (a video's thumbnail: the bot never decodes a video)
     GET screens                            Paint's and Frame's price (rendered) and the side the service gets, and
                                            the styled operations' prices ("headshot 2": two headshots)
     GET pending                            the person's jobs in their chat with the bot that are not done yet
@@ -27,7 +28,7 @@ from bot.http.app_sizes import SIDES
 from bot.i18n import tr
 from bot.images import ImageRejected, _damaged_reason, inspect
 from bot.jobs.service import JobRequest
-from bot.operations.catalogue import ArgumentError, Operation
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind
 from bot.store import ACTIVE_STATES
 
 #: the copies' format, its encoder registered at import: otherwise the first copy's save() makes Pillow import every
@@ -129,7 +130,7 @@ class PageExtras:
         size = request.query.get("size", "display")
         if size not in SIDES:
             raise web.HTTPBadRequest()
-        file_id, _ = await self.core._file(caller, request.query.get("ref"))
+        file_id = await self._drawn(caller, request.query.get("ref"))
         etag = etag_of(file_id, size)
         found = self.cache.get((file_id, size))
         headers = {"Cache-Control": "private, max-age=86400", "ETag": etag, "Vary": "Authorization"}
@@ -152,6 +153,16 @@ class PageExtras:
             self.cache.put((file_id, size), found)
         headers["X-Image-Size"] = f"{found.original[0]}x{found.original[1]}"
         return web.Response(body=found.data, content_type=found.mime, headers=headers)
+
+    async def _drawn(self, caller: Caller, ref: object) -> str:
+        """The file whose picture stands for a reference: a video's thumbnail (its poster), never the video, which
+        may be larger than the bot can download and is no picture; 404 for a video without one."""
+        entry = await self.core._entry(caller, ref)
+        if entry.get("kind") != ResultKind.VIDEO:
+            return entry["id"]
+        if "thumb" not in entry:
+            raise ApiError(404, "no_poster", app_texts.NOT_YOURS)
+        return entry["thumb"]
 
     async def screens(self, request: web.Request, caller: Caller) -> web.Response:
         answer = {}

@@ -51,12 +51,15 @@ PAGE = {
     "confirm_drop": N_("Drop what you painted here and open the other photo?"),
     "paid": N_("Paid: your credits are added."),
     "paying": N_("Waiting for Telegram to confirm the payment…"),
+    "video": N_("Video"),
+    "video_hint": N_("This is a video: share it, or play it in your chat with the bot."),
 }
 
 #: what the first screen shows before the API answers (and if it never does): built into the page
 FIRST_SCREEN = ("paint", "frame", "styles", "results", "loading", "offline", "failed", "retry", "expired", "reopen")
 
 UNAUTHORIZED = N_("Open this page from the bot's chat in Telegram; it cannot be used on its own.")
+NOT_A_PHOTO = N_("That is a video: this works on photos only.")
 NOT_YOURS = N_("That picture is not yours, or it is no longer available. Open the screen again from the chat.")
 BAD_REQUEST = N_("That request could not be understood. Reload the page and try again.")
 TOO_LARGE = N_("That is too large to send.")

@@ -62,7 +62,8 @@ class Delivered:
     """What a delivery left in the chat: the sent message ids, and the files as Telegram keeps them."""
 
     message_ids: list[int]
-    #: {"id": Telegram file id, "kind": "photo" or "document"} per result, for follow-ups and resending
+    #: {"id": Telegram file id, "kind": "photo", "document" or "video"} per result, for follow-ups and resending;
+    #: a video's also has "thumb", its thumbnail's file id, when Telegram made one
     files: list[dict[str, str]]
 
 

@@ -16,6 +16,7 @@ from telegram import (
     InlineKeyboardMarkup,
     InlineQueryResultCachedDocument,
     InlineQueryResultCachedPhoto,
+    InlineQueryResultCachedVideo,
     MenuButtonWebApp,
     Message,
     WebAppInfo,
@@ -25,6 +26,7 @@ from telegram.error import TelegramError
 
 from bot.http.app_refs import PhotoRefs, deep_link_payload, parse_deep_link, result_ref
 from bot.i18n import DEFAULT_LANGUAGE, tr
+from bot.operations.catalogue import ResultKind
 from bot.store import JobRecord
 from bot.tg import texts
 
@@ -111,8 +113,13 @@ async def set_menu_button(bot: Bot, links: AppLinks, chat_id: int | None = None,
 async def prepare_share(bot: Bot, user_id: int, file_id: str, kind: str) -> str:
     """A result as a message the person may send to any chat (savePreparedInlineMessage); its id."""
     result_id = file_id[-32:]
-    result = (InlineQueryResultCachedDocument(result_id, title="🖼", document_file_id=file_id)
-              if kind == "document" else InlineQueryResultCachedPhoto(result_id, photo_file_id=file_id))
+    result: InlineQueryResultCachedPhoto | InlineQueryResultCachedDocument | InlineQueryResultCachedVideo
+    if kind == "document":
+        result = InlineQueryResultCachedDocument(result_id, title="🖼", document_file_id=file_id)
+    elif kind == ResultKind.VIDEO:  # sent as the video it is, not as a photo Telegram would refuse
+        result = InlineQueryResultCachedVideo(result_id, video_file_id=file_id, title="🎬")
+    else:
+        result = InlineQueryResultCachedPhoto(result_id, photo_file_id=file_id)
     prepared = await bot.save_prepared_inline_message(user_id, result, allow_user_chats=True, allow_bot_chats=True,
                                                       allow_group_chats=True, allow_channel_chats=True)
     return prepared.id

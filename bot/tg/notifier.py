@@ -48,7 +48,10 @@ def _file_of(message: Message) -> dict[str, str] | None:
     if message.document:
         return {"id": message.document.file_id, "kind": "document"}
     if message.video:
-        return {"id": message.video.file_id, "kind": ResultKind.VIDEO.value}
+        file = {"id": message.video.file_id, "kind": ResultKind.VIDEO.value}
+        if message.video.thumbnail is not None:  # the Mini App's poster: the bot may not download the video itself
+            file["thumb"] = message.video.thumbnail.file_id
+        return file
     return None
 
 

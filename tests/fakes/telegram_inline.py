@@ -42,8 +42,9 @@ def check_inline_result(value: Any) -> dict[str, Any]:
     """An InlineQueryResult as the Bot API server parses it (answerInlineQuery, savePreparedInlineMessage), with
     its error texts (tdlib/telegram-bot-api, first letter lowered): a known type and an id of 1-64 bytes; an
     article needs title and input_message_content (or the legacy message_text); a photo photo_url or, cached,
-    photo_file_id; a document title and document_url with mime_type or document_file_id; an inline keyboard
-    without web_app buttons (the message may land in any chat). The result, its type lowered."""
+    photo_file_id; a document title and document_url with mime_type or document_file_id; a video title and
+    video_file_id or video_url with mime_type and thumbnail_url; an inline keyboard without web_app buttons (the
+    message may land in any chat). The result, its type lowered."""
     if not isinstance(value, dict):
         raise bad_request("inline query result must be an object")
     kind, result_id = value.get("type"), value.get("id")
@@ -70,6 +71,12 @@ def check_inline_result(value: Any) -> dict[str, Any]:
         if not _given(value, "document_file_id"):
             _required(value, "document_url")
             _required(value, "mime_type")
+    if kind == "video":
+        _required(value, "title")
+        if not _given(value, "video_file_id"):
+            _required(value, "video_url")
+            _required(value, "mime_type")
+            _required(value, "thumbnail_url")
     check_reply_markup(value.get("reply_markup"), None)
     return {**value, "type": kind}
 

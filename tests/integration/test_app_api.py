@@ -232,6 +232,63 @@ async def test_share_prepares_the_result_as_an_inline_message_for_its_owner(worl
     assert prepared.result["type"] == "photo" and prepared.result["photo_file_id"] == file_id
 
 
+async def delivered(world: World, result_files: list[dict[str, str]]) -> int:
+    """A delivered job of Alice's with these files, as the worker records it; its id."""
+    engine = create_engine(world.database_url)
+    try:
+        async with session_factory(engine)() as session, session.begin():
+            job = await JobRepository(session).add(NewJob(
+                chat_id=ALICE, user_id=ALICE, reply_to_message_id=None, operation="animate",
+                args={}, inputs=[], deadline_at=datetime.now(UTC), chat_type="private"), now=datetime.now(UTC))
+            await JobRepository(session).update(job.id, owner=None, state=JobState.DELIVERED,
+                                                result_files=result_files)
+    finally:
+        await engine.dispose()
+    return job.id
+
+
+async def test_a_videos_picture_is_its_thumbnail_and_it_is_shared_as_a_video(world: World) -> None:
+    """A video result's tile and viewer show its thumbnail (the video is never downloaded or decoded); an older
+    row without one is listed without a poster and its picture is a plain 404; photo operations refuse a video."""
+    video = world.telegram.add_file(b"\x00\x00\x00\x18ftypmp42" + bytes(4000))
+    poster = io.BytesIO()
+    Image.new("RGB", (320, 180), (20, 160, 40)).save(poster, "JPEG")
+    thumb = world.telegram.add_file(poster.getvalue())
+    job_id = await delivered(world, [{"id": video, "kind": "video", "thumb": thumb}])
+    old_id = await delivered(world, [{"id": video, "kind": "video"}])
+    downloads: list[str] = []
+    fetch = world.app.fetch_file
+
+    async def recorded(file_id: str) -> bytes:
+        downloads.append(file_id)
+        return await fetch(file_id)
+
+    world.app.fetch_file = recorded
+    for size in ("thumb", "display"):
+        response = await world.client.get(f"/app/api/picture?ref=r.{job_id}.0&size={size}", headers=world.auth())
+        assert response.status == 200, await response.text()
+        assert response.headers["X-Image-Size"] == "320x180"
+        with Image.open(io.BytesIO(await response.read())) as copy:
+            red, green, blue = copy.convert("RGB").getpixel((copy.width // 2, copy.height // 2))
+            assert green > 120 and red < 80 and blue < 80, (red, green, blue)
+    status, body = await world.get(f"picture?ref=r.{old_id}.0&size=thumb")
+    assert (status, body["error"]) == (404, "no_poster")
+    status, listing = await world.get("results")
+    assert status == 200
+    posters = {item["ref"]: (item["kind"], item["poster"]) for item in listing["results"]}
+    assert posters == {f"r.{job_id}.0": ("video", True), f"r.{old_id}.0": ("video", False)}
+    for path, body in (("jobs/run", {"operation": "upscale", "argument": "2"}), ("jobs/expand", {
+            "left": 10, "top": 0, "right": 0, "bottom": 0})):
+        status, answer = await world.post(path, {**body, "photo": f"r.{job_id}.0"})
+        assert (status, answer["error"]) == (400, "not_a_photo")
+    assert (await world.get(f"photo?ref=r.{job_id}.0"))[0] == 400
+    status, body = await world.post("share", {"photo": f"r.{job_id}.0"})
+    assert status == 200, body
+    [prepared] = world.telegram.prepared_messages.for_user(ALICE)
+    assert prepared.result["type"] == "video" and prepared.result["video_file_id"] == video
+    assert downloads == [thumb, thumb]  # one copy per size, from the thumbnail: the video is never fetched
+
+
 # --- jobs -----------------------------------------------------------------------------------------------------
 
 async def test_replace_checks_the_mask_against_the_photo_size(world: World) -> None:

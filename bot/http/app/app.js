@@ -750,8 +750,22 @@ async function resultsOpen() {
     button.append(image);
     button.addEventListener("click", () => openResult(result));
     grid.append(button);
+    if (result.kind === "video") markVideo(button, result);
+    // a video without a thumbnail (kept before thumbnails were) has no picture to ask for: its placeholder stays
+    if (!result.poster) continue;
     if (observer) observer.observe(button); else fill(button);
   }
+}
+
+// a video's tile: its poster (or a placeholder) under a play badge, named as a video for screen readers
+function markVideo(button, result) {
+  button.classList.add("video");
+  button.setAttribute("aria-label", text("video") + ": " + result.title);
+  const badge = document.createElement("span");
+  badge.className = "play";
+  badge.setAttribute("aria-hidden", "true");
+  button.append(badge);
+  if (!result.poster) button.classList.add("loaded", "no-poster");
 }
 
 function loadVisible(entries, observer) {
@@ -791,11 +805,21 @@ async function openResult(result, step = true) {
   state.viewing = result;
   if (step) state.stack.push("viewer");
   updateBack();
+  const video = result.kind === "video";
+  $("viewer").classList.toggle("video", video);
+  $("viewer-photo").hidden = !result.poster;
+  $("viewer-photo").alt = video ? text("video") + ": " + result.title : "";
   $("viewer-photo").removeAttribute("src");
   $("viewer-photo").classList.remove("loaded");
-  pictureUrl(result.ref).then((url) => shownOnLoad($("viewer-photo"), url), (error) => sayError(error));
+  if (result.poster) pictureUrl(result.ref).then((url) => shownOnLoad($("viewer-photo"), url), (error) => sayError(error));
   const actions = $("viewer-actions");
   actions.textContent = "";
+  if (video) {
+    const note = document.createElement("p");
+    note.className = "hint";
+    note.textContent = text("video_hint");
+    actions.append(note);
+  }
   if (canShare()) actions.append(actionButton(text("share"), (button) => share(result.ref, button), "share"));
   else {
     const note = document.createElement("p");
@@ -803,6 +827,7 @@ async function openResult(result, step = true) {
     note.textContent = text("no_share");
     actions.append(note, actionButton(text("back_to_chat"), () => tg && tg.close(), "share"));
   }
+  if (video) return;  // painting, extending, styles and the one-tap follow-ups work on photos only
   actions.append(actionButton(text("paint"), () => choosePhoto(result.ref, "paint")));
   actions.append(actionButton(text("frame"), () => choosePhoto(result.ref, "frame")));
   actions.append(actionButton(text("styles"), () => { shown.styles = false; choosePhoto(result.ref, "styles"); }));
