@@ -266,3 +266,45 @@ async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, set
     telegram.user_presses(alice_chat, ALICE, listing.message_id, next(iter(buttons(listing))))
     resent = (await wait_media(telegram, alice_chat.id, 2))[1]
     assert resent.media_kind == "video" and resent.media == video.media
+
+
+def posted_videos(sandbox) -> list[str]:
+    """The video endpoints the bot POSTed to, in order."""
+    return [r.path for r in sandbox.received if r.method == "POST" and r.path.startswith("/v1/aiart/")
+            and "video" in r.path]
+
+
+async def test_another_model_for_two_frames_offers_only_two_frame_models_and_charges_the_one_used(
+        bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate seedance 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    # Kling v3 takes one photo only: it is not offered for two frames
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 10 s · 20 credits", "Vidu Q2 Turbo · 4 s · 8 credits",
+                                              "Vidu Q2 Turbo · 8 s · 16 credits"]
+    vidu = next(data for data, label in buttons(picker).items() if label.startswith("Vidu Q2 Turbo · 4 s"))
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, vidu)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)")
+    assert posted_videos(sandbox) == ["/v1/aiart/startend2video/doubao-seedance-2-0-260128",
+                                      "/v1/aiart/startend2video/viduq2-turbo"]
+    # 10 credits for the first, 8 for Vidu's 4 seconds: the price of the model that made it
+    assert await settled(lambda: balance(settings, ALICE.id), 82) == 82
+
+
+async def test_a_model_that_cannot_take_two_frames_is_refused_before_anything_is_spent(
+        bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate kling 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    text = await wait_text(telegram, alice_chat.id, "Kling v3", timeout=30)
+    assert "two frames" in text and "Seedance 2.0" in text and "Vidu Q2 Turbo" in text
+    assert media(telegram, alice_chat.id) == [] and posted_videos(sandbox) == []
+    assert await balance(settings, ALICE.id) == 100
+    assert [job.state for job in await jobs(settings) if not job.refused] == []
