@@ -110,7 +110,7 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
 def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton]) -> InlineKeyboardMarkup:
     """Under a video: again, longer (while its model makes longer ones), another model and length."""
     lang = job.language
-    if operation.alternatives is not None and operation.alternatives(dict(job.args)):
+    if operation.alternatives is not None and operation.alternatives(dict(job.args), len(job.inputs)):
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_MODEL), callback_data=_data(PREFIX, job.id, MODEL)))
     rows_ = [first]
     if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
@@ -122,7 +122,7 @@ def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeybo
 def model_keyboard(job: JobRecord, operation: Operation, price: Callable[[Args], int]) -> InlineKeyboardMarkup:
     """The other models and lengths for a video's job, each with its price; a press makes that job."""
     lang = job.language
-    offered = operation.alternatives(dict(job.args)) if operation.alternatives is not None else []
+    offered = operation.alternatives(dict(job.args), len(job.inputs)) if operation.alternatives is not None else []
     buttons = [InlineKeyboardButton(tr(lang, texts.PRICED_CHOICE, choice=label, cost=cost_note(lang, price(args))),
                                     callback_data=data)
                for index, (label, args) in enumerate(offered)

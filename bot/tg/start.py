@@ -61,11 +61,12 @@ async def start_operation(context: CustomContext, operation: Operation, args_tex
     if operation.images == 2 and len(images) < 2:
         await wait_for_more(context, operation, args_text, source, images, editable=editable)
         return
-    if source.media_group_id and images and operation.most_images > max(operation.images, 1):
+    if editable is None and source.media_group_id and images and operation.most_images > max(operation.images, 1):
         # optional extra images (reference photos) come as an album: the rest of it is on its way
         await collect_album(context, operation, args_text, source, images)
         return
-    if editable is not None and await offer_pick(context, operation, args_text, source, images, editable):
+    asks = editable is not None or (operation.pick is not None and operation.pick.priced)
+    if asks and await offer_pick(context, operation, args_text, source, images, editable):
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
@@ -80,26 +81,35 @@ async def ask(context: CustomContext, source: Message, text: str, editable: Mess
 
 
 async def offer_pick(context: CustomContext, operation: Operation, args_text: str, source: Message,
-                     images: list[FileInput], editable: Message) -> bool:
-    """Answering a menu or picker, with an argument left out that the operation offers as buttons (a headshot
-    count): offer them; True when offered. A typed command is not asked: its parser's default stands."""
-    if operation.pick is None:
+                     images: list[FileInput], editable: Message | None) -> bool:
+    """An argument left out that the operation offers as buttons (a headshot count, a video's model and length):
+    offer them; True when offered. Asked where the bot asks anyway (a menu or picker being answered), and for a
+    typed command where the choices differ in price; otherwise a typed command's parser default stands."""
+    pick = operation.pick
+    if pick is None:
         return False
     language = await language_for(context, source)
-    offered = operation.pick.offer(args_text)
-    if operation.pick.priced:
+    offered = pick.offer(args_text, min(len(images), operation.most_images))
+    if pick.priced:
         # choices that differ in price show it before anything is spent
         policy = deps(context).credits.policy
-        offered = [(lazy(texts.PRICED_CHOICE, choice=label,
-                         cost=cost_note(language, policy.price(operation.name, operation.parse(argument)))), argument)
+        offered = [(lazy(texts.PRICED_CHOICE, choice=label, cost=cost_note(language, policy.price(
+            operation.name, operation.parse(picked_text(operation, argument, args_text))))), argument)
                    for label, argument in offered]
     # a priced choice is a long label: one a row
     markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, offered,
-                                         per_row=1 if operation.pick.priced else 3)
+                                         per_row=1 if pick.priced else 3)
     if markup is None:
         return False
-    await ask(context, source, tr(language, operation.pick.question), editable, markup, images)
+    await ask(context, source, tr(language, pick.question), editable, markup, images)
     return True
+
+
+def picked_text(operation: Operation, argument: str, typed: str) -> str:
+    """The argument text of a picked button: its own, or (a choice alone) the choice before the typed words."""
+    if operation.pick is not None and operation.pick.choice_only:
+        return f"{argument} {typed}".strip()
+    return argument
 
 
 async def offer_presets(context: CustomContext, operation: Operation, args_text: str, source: Message,

@@ -99,7 +99,7 @@ async def test_a_photo_animated_arrives_as_a_video_of_its_shape_whose_first_fram
         bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
     photo = picture(480, 320, (30, 90, 200))
-    request = telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate she smiles")
+    request = telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate seedance she smiles")
     [result] = await wait_media(telegram, alice_chat.id)
     assert result.media_kind == "video"
     assert result.reply_to_message_id == request["message_id"]
@@ -142,7 +142,24 @@ async def test_a_photo_replying_to_a_photo_makes_a_video_from_the_first_to_the_s
     start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
     first = telegram.user_sends(alice_chat, ALICE, photo=start)
     telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    picker = await wait_picker(telegram, alice_chat.id)
+    # two frames: only the models that take two frames, each with its price, before anything is spent
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Vidu Q2 Turbo · 4 s · 8 credits", "Vidu Q2 Turbo · 8 s · 16 credits"]
+    # a forged button naming a model that takes one photo only is refused: no job, no charge
+    telegram._state.user_press(alice_chat, ALICE, picker.message_id, "ar:animate:kling 5s", crafted=True)
+    refusal = await wait_text(telegram, alice_chat.id, "cannot make")
+    assert "Kling v3" in refusal and "two frames" in refusal
+    assert media(telegram, alice_chat.id) == [] and await balance(settings, ALICE.id) == 100
+    assert [job for job in await jobs(settings) if not job.refused] == []
+    # the picker's own button (a second picker: the refusal took the first one's place)
+    telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    picker = await wait_picker(telegram, alice_chat.id, after=picker.message_id)
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Vidu Q2 Turbo · 4 s")))
     [result] = await wait_media(telegram, alice_chat.id)
+    assert result.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)")
+    assert await settled(lambda: balance(settings, ALICE.id), 92) == 92
     _, size, frames, _ = decoded(result.media)
     assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
     assert difference(frames[-1], Image.open(io.BytesIO(end)).resize(size)) < 8
@@ -158,14 +175,14 @@ async def test_a_description_becomes_a_video_at_the_asked_ratio(bot, telegram, a
 
 
 async def test_free_daily_credits_do_not_pay_for_a_video(bot, telegram, alice_chat, settings):
-    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
     await wait_text(telegram, alice_chat.id, "credits")
     assert media(telegram, alice_chat.id) == [] and await jobs(settings) == []
 
 
 async def test_a_failed_video_gives_the_credits_back(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video sandbox-fail a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance sandbox-fail a paper boat")
     await wait_text(telegram, alice_chat.id, "generation failed")
     assert await settled(lambda: balance(settings, ALICE.id), 100) == 100
     [job] = await jobs(settings)
@@ -174,7 +191,7 @@ async def test_a_failed_video_gives_the_credits_back(bot, telegram, alice_chat, 
 
 async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video a long storm sandbox-size-60mb")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a long storm sandbox-size-60mb")
     text = await wait_text(telegram, alice_chat.id, "larger than Telegram takes", timeout=60)
     assert "/files/" in text and ".mp4" in text
     assert send_video_calls(telegram) == [] and media(telegram, alice_chat.id) == []
@@ -185,6 +202,15 @@ async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, a
 
     assert await settled(state, ("delivered", 10)) == ("delivered", 10)
 
+
+
+async def wait_picker(telegram: FakeTelegram, chat_id: int, after: int = 0):
+    """The first model-and-length picker shown in a chat after message `after`."""
+    def pickers() -> list:
+        return [m for m in telegram.sent(chat_id)
+                if m.message_id > after and m.text and "Pick a model" in m.text and m.reply_markup]
+    await telegram.wait_for(lambda: bool(pickers()))
+    return pickers()[0]
 
 
 def buttons(message) -> dict[str, str]:
@@ -216,7 +242,7 @@ async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups
 
 async def test_another_model_shows_each_choice_with_its_price_before_spending(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate")
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
     [video] = await wait_media(telegram, alice_chat.id)
     telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
     await wait_text(telegram, alice_chat.id, "Pick a model and length")
@@ -253,7 +279,7 @@ async def test_the_photo_menu_offers_models_and_lengths_with_their_prices(bot, t
 
 async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
     [video] = await wait_media(telegram, alice_chat.id)
 
     async def delivered() -> list[str]:
@@ -308,3 +334,37 @@ async def test_a_model_that_cannot_take_two_frames_is_refused_before_anything_is
     assert media(telegram, alice_chat.id) == [] and posted_videos(sandbox) == []
     assert await balance(settings, ALICE.id) == 100
     assert [job.state for job in await jobs(settings) if not job.refused] == []
+
+
+#: a description longer than a button's data can carry with the model and length
+LONG_MOTION = "she smiles slowly as the wind moves her hair and the evening light changes"
+
+
+async def test_a_typed_animate_shows_the_priced_choice_before_spending(bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption=f"/animate {LONG_MOTION}")
+    picker = await wait_picker(telegram, alice_chat.id)
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    assert await balance(settings, ALICE.id) == 100 and posted_videos(sandbox) == []  # nothing spent yet
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 10 s")))
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith(f"✅ Animate (Kling v3, 10 s): {LONG_MOTION}")
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
+    assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
+
+
+async def test_a_typed_video_shows_the_models_of_a_description(bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video 9:16 a paper boat on a rainy street")
+    picker = await wait_picker(telegram, alice_chat.id)
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s")))
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Video (Kling v3, 5 s): a paper boat on a rainy street")
+    _, (width, height), _, _ = decoded(video.media)
+    assert width / height == pytest.approx(9 / 16, rel=0.02)
+    assert posted_videos(sandbox) == ["/v1/aiart/text2video/kling-v3"]
