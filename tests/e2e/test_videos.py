@@ -128,6 +128,13 @@ async def test_two_frames_make_a_video_from_the_first_to_the_second(bot, telegra
     start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
     telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate", media_group_id="frames")
     telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    picker = await wait_picker(telegram, alice_chat.id)
+    # the models that take two frames, each with its price, before anything is spent
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Vidu Q2 Turbo · 4 s · 8 credits", "Vidu Q2 Turbo · 8 s · 16 credits"]
+    assert await balance(settings, ALICE.id) == 100
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Seedance 2.0 · 5 s")))
     [result] = await wait_media(telegram, alice_chat.id)
     _, size, frames, _ = decoded(result.media)
     assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8

@@ -18,9 +18,10 @@ from bot.tg.context import CustomContext, conversations, deps, language_for, sen
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images, problem_with
 from bot.tg.pairs import continue_pending, still_waiting, take_expired, wait_for_more
+from bot.tg.picks import picked_text, picker_images
 from bot.tg.queueing import refuse
 from bot.tg.replies import reply, show
-from bot.tg.start import picked_text, picker_images, start_operation
+from bot.tg.start import start_operation
 
 USED_MENUS_KEY = "menu"
 #: how long a menu is remembered as already answered (a double tap sends two callback queries)
