@@ -179,8 +179,9 @@ def choices(group: StyleGroup, kinds: Sequence[str]) -> list[tuple[Style, int]]:
 
 def pick(group: StyleGroup, kinds: Sequence[str], kind_of: Callable[[int], str]) -> Pick | None:
     """The model-and-length buttons, each for the endpoint a job's images go to (`kind_of` their number); None
-    when no endpoint has two choices. A button carries the choice alone: the typed description is read again."""
-    if all(len(choices(group, [kind])) < 2 for kind in kinds):
+    when no model is offered. A button carries the choice alone: the typed description is read again. One
+    choice is no question: the bot takes it at once."""
+    if not choices(group, kinds):
         return None
     names = {style.key for style, _ in choices(group, kinds)}
 
@@ -189,7 +190,7 @@ def pick(group: StyleGroup, kinds: Sequence[str], kind_of: Callable[[int], str])
         found = leading_words(list(words), model=lambda word: word in names,
                               duration=lambda word: bool(_SECONDS.match(word)))
         offered = choices(group, [kind_of(images)])
-        if found["model"] or found["duration"] or len(offered) < 2:
+        if found["model"] or found["duration"]:
             return []
         return [(lazy(CHOICE, model=style.label, seconds=seconds), f"{style.key} {seconds}s")
                 for style, seconds in offered]

@@ -39,6 +39,8 @@ async def offer_pick(context: CustomContext, operation: Operation, args_text: st
         return False
     language = await language_for(context, source)
     offered = pick.offer(args_text, min(len(images), operation.most_images))
+    if len(offered) < 2:
+        return False  # nothing to choose (`sole_choice` takes a single one)
     if pick.priced:
         # choices that differ in price show it before anything is spent
         policy = deps(context).credits.policy
@@ -52,6 +54,15 @@ async def offer_pick(context: CustomContext, operation: Operation, args_text: st
         return False
     await ask(context, source, tr(language, pick.question), editable, markup, images)
     return True
+
+
+def sole_choice(operation: Operation, args_text: str, images: int) -> str | None:
+    """The argument text with the only choice the operation offers for it (the only video model and length for
+    two frames, say), which is taken at once; None when the text gives it or there are several to ask about."""
+    if operation.pick is None:
+        return None
+    offered = operation.pick.offer(args_text, min(images, operation.most_images))
+    return picked_text(operation, offered[0][1], args_text) if len(offered) == 1 else None
 
 
 def picked_text(operation: Operation, argument: str, typed: str) -> str:

@@ -13,7 +13,7 @@ from bot.tg.albums import collect_album
 from bot.tg.context import CustomContext, deps, language_for, person_settings
 from bot.tg.inputs import FileInput, own_images, problem_with
 from bot.tg.pairs import wait_for_more
-from bot.tg.picks import ask, offer_pick
+from bot.tg.picks import ask, offer_pick, sole_choice
 from bot.tg.queueing import queue, refuse
 
 
@@ -58,7 +58,9 @@ async def start_operation(context: CustomContext, operation: Operation, args_tex
         await collect_album(context, operation, args_text, source, images)
         return
     asks = editable is not None or (operation.pick is not None and operation.pick.priced)
-    if asks and await offer_pick(context, operation, args_text, source, images, editable):
+    if asks and (only := sole_choice(operation, args_text, len(images))) is not None:
+        args_text, args = only, operation.parse(only)
+    elif asks and await offer_pick(context, operation, args_text, source, images, editable):
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)

@@ -28,11 +28,14 @@ TYPICAL_SECONDS = 2
 
 
 @pytest.fixture
-def settings(tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
-    """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox."""
+def settings(request, tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
+    """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox (and
+    the video section changed by a test's indirect parameter, a function of it)."""
     catalogue = json.loads(resources.files("bot.operations").joinpath("styles.json").read_text(encoding="utf-8"))
     for model in catalogue["video"]["styles"].values():
         model["typical_seconds"] = TYPICAL_SECONDS
+    if (change := getattr(request, "param", None)) is not None:
+        change(catalogue["video"])
     styles = tmp_path / "styles.json"
     styles.write_text(json.dumps(catalogue), encoding="utf-8")
     database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
@@ -375,3 +378,23 @@ async def test_a_typed_video_shows_the_models_of_a_description(bot, telegram, al
     _, (width, height), _, _ = decoded(video.media)
     assert width / height == pytest.approx(9 / 16, rel=0.02)
     assert posted_videos(sandbox) == ["/v1/aiart/text2video/kling-v3"]
+
+
+def one_two_frame_choice(video: dict) -> None:
+    """An operator's catalogue: Kling (one photo) is the default, and only Vidu at 4 s takes two frames."""
+    del video["styles"]["seedance"]
+    video["default"] = "kling"
+    video["styles"]["vidu"]["durations"] = [4]
+
+
+@pytest.mark.parametrize("settings", [one_two_frame_choice], indirect=True)
+async def test_the_only_model_and_length_for_two_frames_starts_at_once_at_its_price(bot, telegram, alice_chat,
+                                                                                    settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate she waves", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s): she waves")
+    assert posted_videos(sandbox) == ["/v1/aiart/startend2video/viduq2-turbo"]
+    assert await settled(lambda: balance(settings, ALICE.id), 92) == 92
