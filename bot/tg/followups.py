@@ -3,7 +3,8 @@
 The data names a stored job and an action, nothing kept in memory, so a button works after a restart
 and on any replica: ``fu:<job id>:a`` (again), ``fu:<job id>:s[:<style>]`` (another style: the picker,
 then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result),
-and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<choice>]`` (another model and length).
+and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<model>:<seconds>]`` (another model and
+length: named, so a stale button naming a model that cannot make the job is refused, never taken for another).
 Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
 button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
 needs numbers, nor the styled ones, which need a style), and every video one (animate) beyond those.
@@ -42,6 +43,8 @@ class FollowUp:
     operation: str = ""
     argument: str = ""
     picture: int | None = None
+    #: another model's length (the model is `argument`)
+    seconds: int | None = None
 
 
 def parse(data: str | None) -> FollowUp | None:
@@ -54,11 +57,10 @@ def parse(data: str | None) -> FollowUp | None:
     job_id, action = int(parts[1]), parts[2]
     if action in (AGAIN, LONGER) and len(parts) == 3:
         return FollowUp(job_id, action)
-    if action == MODEL and len(parts) in (3, 4):
-        choice = parts[3] if len(parts) == 4 else None
-        if choice is not None and not choice.isdecimal():
-            return None
-        return FollowUp(job_id, MODEL, picture=int(choice) if choice is not None else None)
+    if action == MODEL and len(parts) == 3:
+        return FollowUp(job_id, MODEL)
+    if action == MODEL and len(parts) == 5 and parts[3] and parts[4].isdecimal():
+        return FollowUp(job_id, MODEL, argument=parts[3], seconds=int(parts[4]))
     if action == STYLE and len(parts) in (3, 4):
         return FollowUp(job_id, STYLE, argument=parts[3] if len(parts) == 4 else "")
     if action == NEXT and len(parts) in (5, 6):
@@ -125,8 +127,8 @@ def model_keyboard(job: JobRecord, operation: Operation, price: Callable[[Args],
     offered = operation.alternatives(dict(job.args), len(job.inputs)) if operation.alternatives is not None else []
     buttons = [InlineKeyboardButton(tr(lang, texts.PRICED_CHOICE, choice=label, cost=cost_note(lang, price(args))),
                                     callback_data=data)
-               for index, (label, args) in enumerate(offered)
-               if (data := _data(PREFIX, job.id, MODEL, index)) is not None]
+               for label, args in offered
+               if (data := _data(PREFIX, job.id, MODEL, args["model"], args["duration"])) is not None]
     return InlineKeyboardMarkup(rows(buttons, 1))
 
 

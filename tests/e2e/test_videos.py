@@ -398,3 +398,24 @@ async def test_the_only_model_and_length_for_two_frames_starts_at_once_at_its_pr
     assert video.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s): she waves")
     assert posted_videos(sandbox) == ["/v1/aiart/startend2video/viduq2-turbo"]
     assert await settled(lambda: balance(settings, ALICE.id), 92) == 92
+
+
+async def test_a_stale_another_model_button_naming_a_one_photo_model_is_refused(bot, telegram, alice_chat, settings,
+                                                                                sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate seedance 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    job_id = next(d for d in buttons(video) if d.endswith(":m")).split(":")[1]
+    # a button from before the choices were those of the job's endpoint: it names Kling v3 and 5 seconds
+    query = telegram._state.user_press(alice_chat, ALICE, video.message_id, f"fu:{job_id}:m:kling:5", crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    answer = telegram.callback_answers[query]
+    assert "Kling v3 cannot make a video from two frames" in answer["text"] and answer.get("show_alert")
+    # the choices offered now name their model and length: Vidu at 4 s makes Vidu's video at Vidu's price
+    picked = telegram._state.user_press(alice_chat, ALICE, video.message_id, f"fu:{job_id}:m:vidu:4", crafted=True)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)") and picked in telegram.callback_answers
+    assert posted_videos(sandbox)[-1] == "/v1/aiart/startend2video/viduq2-turbo"
+    assert await settled(lambda: balance(settings, ALICE.id), 82) == 82

@@ -96,7 +96,7 @@ async def _another_video(context: CustomContext, query: CallbackQuery, job: JobR
     operation = d.operations[job.operation]
     if choice.action == followups.LONGER:
         args = operation.longer(dict(job.args)) if operation.longer is not None else None
-    elif choice.picture is None:
+    elif choice.seconds is None:
         await answer(query)
         price = lambda args: d.credits.policy.price(operation.name, args)  # noqa: E731 - a one-line callback
         try:
@@ -108,13 +108,17 @@ async def _another_video(context: CustomContext, query: CallbackQuery, job: JobR
             log.info("could not show the models of job %s: %s", job.id, error)
         return
     else:
+        args = {**job.args, "model": choice.argument, "duration": choice.seconds}
+        if (refusal := operation.refusal(args, len(job.inputs))) is not None:
+            # a stale button (or a job made before the models' endpoints were checked): say which models can
+            await answer(query, render(job.language, refusal), alert=True)
+            return
         offered = operation.alternatives(dict(job.args), len(job.inputs)) if operation.alternatives is not None else []
-        args = offered[choice.picture][1] if choice.picture < len(offered) else None
+        args = next((other for _, other in offered if other == args), None)  # a length the model still makes
     if args is None:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
     if (refusal := operation.refusal(args, len(job.inputs))) is not None:
-        # a job made before its model's endpoints were checked: say which models can, spending nothing
         await answer(query, render(job.language, refusal), alert=True)
         return
     await answer(query)
