@@ -103,6 +103,9 @@ async def run_try(settings: Settings, args: argparse.Namespace) -> int:
     if len(paths) > operation.most_images:
         print(f"error: {operation.name} takes at most {operation.most_images} images", file=sys.stderr)
         return 2
+    if (refusal := operation.refusal(parsed, len(paths))) is not None:  # a video model that cannot take these images
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     async with connect_service(settings) as service:
         where = "the embedded sandbox" if service.sandbox else settings.aiart_base_url
         print(f"{operation.title} via {where}")

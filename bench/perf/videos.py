@@ -43,7 +43,7 @@ async def run_videos(videos: int, megabytes: int, workdir: Path, *, task_seconds
             users = [User(50_000 + number, f"viewer{number}") for number in range(videos)]
             started = time.monotonic()
             for user in users:
-                telegram.user_sends(private_chat(user), user, text=f"/video a storm at sea sandbox-size-{megabytes}mb")
+                telegram.user_sends(private_chat(user), user, text=f"/video seedance a storm at sea sandbox-size-{megabytes}mb")
 
             def delivered() -> int:
                 return sum(1 for user in users for message in telegram.sent(user.id) if message.media_kind == "video")

@@ -29,8 +29,6 @@ MAX_INPUT_SIDE = 2048
 DEADLINE_S = 1800.0
 #: the endpoints its jobs go to
 KINDS = (IMG2VIDEO, STARTEND2VIDEO, CHARACTER2VIDEO)
-#: what its buttons offer (the photo menu's one photo, and the follow-ups under a video)
-OFFERED = (IMG2VIDEO,)
 #: reference images a character video takes (the provider's client requires at least two)
 MAX_CHARACTER_IMAGES = 4
 
@@ -62,6 +60,16 @@ class CharacterVideoRequest(VideoRequest):
     image_count: ClassVar[tuple[int, int]] = (2, MAX_CHARACTER_IMAGES)
 
 
+#: the request each endpoint takes
+REQUESTS: dict[str, type[VideoRequest]] = {IMG2VIDEO: ImageToVideoRequest, STARTEND2VIDEO: StartEndVideoRequest,
+                                           CHARACTER2VIDEO: CharacterVideoRequest}
+
+
+def kind_of(images: int) -> str:
+    """The endpoint a job of so many photos goes to: one photo, two frames, or three and more references."""
+    return IMG2VIDEO if images <= 1 else STARTEND2VIDEO if images == 2 else CHARACTER2VIDEO
+
+
 def entry(styles: StyleCatalogue) -> Operation:
     """The catalogue entry; models, lengths and resolution are the catalogue's "video" section."""
     group = video_group(styles)
@@ -70,8 +78,7 @@ def entry(styles: StyleCatalogue) -> Operation:
         return parse_video_args(group, KINDS, text, example="/animate 10s she smiles")
 
     def build(args: Args, images: Sequence[InputImage]) -> VideoRequest:
-        kind = {1: ImageToVideoRequest, 2: StartEndVideoRequest}.get(len(images), CharacterVideoRequest)
-        return build_video(group, kind, args, images)
+        return build_video(group, REQUESTS[kind_of(len(images))], args, images)
 
     def describe(args: Args) -> Text:
         if args.get("prompt"):
@@ -88,7 +95,8 @@ def entry(styles: StyleCatalogue) -> Operation:
         limits=replace(DEFAULT_LIMITS, max_side=MAX_INPUT_SIDE),
         result=ResultKind.VIDEO, image_names=(N_("photo"), N_("end frame")), noun=N_("Animation"),
         typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
-        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, OFFERED),
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, KINDS, kind_of),
         longer=lambda args: videos.longer(group, args),
-        alternatives=lambda args: videos.alternatives(group, OFFERED, args),
+        alternatives=lambda args, images: videos.alternatives(group, kind_of(images), args),
+        check=lambda args, images: videos.check_model(group, kind_of(images), args),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--prompt")))

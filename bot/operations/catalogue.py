@@ -64,15 +64,20 @@ class Pick:
     """An argument a person would rather pick than type, offered as buttons where the bot is asking anyway
     (after the photo menu or a style picker) and the argument text leaves it out.
 
-    Where the bot does not ask (a typed command), the parser's default is used, as the usage says.
+    Where the bot does not ask (a typed command), the parser's default is used, as the usage says; a priced
+    choice is asked for a typed command too, so that its price is seen before anything is spent.
     """
 
     #: the question above the buttons (a msgid)
     question: str
-    #: for an argument text: (label, the argument text with that choice); [] when the text gives it already
-    offer: Callable[[str], list[tuple[Text, str]]]
+    #: for an argument text and the number of input images: (label, the argument text with that choice);
+    #: [] when the text gives it already
+    offer: Callable[[str, int], list[tuple[Text, str]]]
     #: whether each button also shows what a job with that choice costs (choices that differ in price)
     priced: bool = False
+    #: whether a button's argument text is the choice alone, the typed words being read again from the request
+    #: when it is pressed (a video's description would not fit in a button's data)
+    choice_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,8 +147,12 @@ class Operation:
     inline: bool = False
     #: the same job made longer (a video's next length), None when it cannot be; None: no such follow-up
     longer: Callable[[Args], Args | None] | None = None
-    #: the same job with each other choice of model and length: (label, arguments); None: no such follow-up
-    alternatives: Callable[[Args], list[tuple[Text, Args]]] | None = None
+    #: the same job (of so many input images) with each other choice of model and length that can make it:
+    #: (label, arguments); None: no such follow-up
+    alternatives: Callable[[Args, int], list[tuple[Text, Args]]] | None = None
+    #: raises ArgumentError where the arguments cannot make a job of so many input images (a video model
+    #: that does not serve the endpoint those images go to); None: any arguments the parser gives can
+    check: Callable[[Args, int], None] | None = None
     #: seconds a job may take from queueing to its result; None: the operator's JOB_DEADLINE_S
     deadline_s: float | None = None
     #: the Mini App screen that queues this operation ("paint": a painted mask, "frame": paddings); None: none
@@ -182,6 +191,16 @@ class Operation:
             if self.style_fallback is None:
                 raise
             return self.parser(f"{self.style_fallback} {text}")
+
+    def refusal(self, args: Args, images: int) -> Text | None:
+        """Why these arguments cannot make a job of so many input images (see `check`); None when they can."""
+        if self.check is None:
+            return None
+        try:
+            self.check(args, images)
+        except ArgumentError as error:
+            return error.text
+        return None
 
     def lacks_style(self, text: str) -> bool:
         """Whether the argument text names no style where the operation takes one (a default may fill it in)."""

@@ -65,7 +65,7 @@ def entry(styles: StyleCatalogue) -> Operation:
                 raise ArgumentError(N_("The count must be between 1 and {most}."), most=most)
         return {"style": style.key, "count": count}
 
-    def counts(text: str) -> list[tuple[Text, str]]:
+    def counts(text: str, images: int = 1) -> list[tuple[Text, str]]:
         """A style without a count: the section's `count_choices` (within `max_count`) as (label, argument text)."""
         words = text.split()
         if len(words) != 1:  # no style yet (the picker asks first), or a count typed

@@ -48,8 +48,9 @@ def entry(styles: StyleCatalogue) -> Operation:
                                    seconds=args["duration"], prompt=args["prompt"][:300]),
         result=ResultKind.VIDEO, image_names=(), noun=N_("Video from a description"),
         typical_seconds=typical_seconds(default), deadline_s=DEADLINE_S, time_by_pixels=False,
-        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, KINDS),
+        typical_of=lambda args: typical_seconds(group.styles[args["model"]]), pick=videos.pick(group, KINDS, lambda images: TEXT2VIDEO),
         longer=lambda args: videos.longer(group, args),
-        alternatives=lambda args: videos.alternatives(group, KINDS, args),
+        alternatives=lambda args, images: videos.alternatives(group, TEXT2VIDEO, args),
+        check=lambda args, images: videos.check_model(group, TEXT2VIDEO, args),
         cli=(option("--model"), option("--length", help="e.g. 10s"), option("--ratio"),
              option("--prompt", required=True)))

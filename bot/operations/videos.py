@@ -10,7 +10,7 @@ section of the style catalogue (styles.json).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -104,7 +104,10 @@ def parse_video_args(group: StyleGroup, kinds: Sequence[str], text: str, *, exam
     found = leading_words(words, model=lambda word: word in offered,
                           duration=lambda word: bool(_SECONDS.match(word)),
                           ratio=lambda word: word in ASPECT_RATIOS)
-    model_key = found["model"] or next((key for key in [group.default, *group.styles] if key in offered), None)
+    # untyped, the default model, else the first that serves every endpoint of the operation, else any offered
+    everywhere = {style.key for style in group.styles.values() if set(kinds) <= set(style.extra.get("kinds", ()))}
+    model_key = found["model"] or next((key for keys in (everywhere, offered)
+                                        for key in [group.default, *group.styles] if key in keys), None)
     if model_key is None:
         raise ArgumentError(N_("No video model is offered for this; ask the bot's operator."))
     style = group.styles[model_key]
@@ -132,11 +135,9 @@ def nearest_ratio(width: int, height: int) -> str:
 def build_video(group: StyleGroup, kind: type[VideoRequest], args: dict[str, Any],
                 images: Sequence[InputImage]) -> VideoRequest:
     """The request of the given kind for a video job, with the model's id, the job's length and aspect ratio."""
+    # never another model than the job's: its price is the chosen model's (queueing checks it; this is the guard)
+    check_model(group, kind.kind, args)
     style = group.styles[args["model"]]
-    if kind.kind not in style.extra.get("kinds", ()):
-        # a model chosen for one photo that does not take two frames: the first that does, as the provider's
-        # client falls back to another model per endpoint
-        style = next(iter(models_for(group, kind.kind)), style)
     ratio = args.get("ratio") or (nearest_ratio(images[0].width, images[0].height) if images
                                   else group.settings.get("default_ratio", "16:9"))
     return kind(model_id=style.template_id, prompt=args.get("prompt", ""), duration=args["duration"],
@@ -149,6 +150,24 @@ CHOICE = N_("{model} · {seconds} s")
 PICK_QUESTION = N_("Pick a model and length (the price is shown on each):")
 
 
+#: what each endpoint makes, for a sentence ("Kling v3 cannot make a video from two frames")
+KIND_NAMES = {TEXT2VIDEO: N_("a video from a description"), IMG2VIDEO: N_("a video from one photo"),
+              STARTEND2VIDEO: N_("a video from two frames"), CHARACTER2VIDEO: N_("a video from several photos")}
+
+
+def check_model(group: StyleGroup, kind: str, args: dict[str, Any]) -> None:
+    """Raise ArgumentError, naming the models that can, when the job's model does not serve its endpoint."""
+    style = group.get(str(args.get("model", "")))
+    if style is not None and kind in style.extra.get("kinds", ()):
+        return
+    able = models_for(group, kind)
+    if not able:
+        raise ArgumentError(N_("No video model is offered for this; ask the bot's operator."))
+    raise ArgumentError(N_("{model} cannot make {kind}; one of these can: {models}."),
+                        model=style.label if style is not None else str(args.get("model", "")),
+                        kind=lazy(KIND_NAMES[kind]), models=", ".join(able_style.label for able_style in able))
+
+
 def choices(group: StyleGroup, kinds: Sequence[str]) -> list[tuple[Style, int]]:
     """Every offered model for these endpoints with each of its lengths, in catalogue order."""
     seen: dict[str, Style] = {}
@@ -158,23 +177,25 @@ def choices(group: StyleGroup, kinds: Sequence[str]) -> list[tuple[Style, int]]:
     return [(style, seconds) for style in seen.values() for seconds in durations(style)]
 
 
-def pick(group: StyleGroup, kinds: Sequence[str]) -> Pick | None:
-    """The model-and-length buttons where the bot asks anyway (the photo menu); None when there is one choice."""
-    offered = choices(group, kinds)
-    if len(offered) < 2:
+def pick(group: StyleGroup, kinds: Sequence[str], kind_of: Callable[[int], str]) -> Pick | None:
+    """The model-and-length buttons, each for the endpoint a job's images go to (`kind_of` their number); None
+    when no model is offered. A button carries the choice alone: the typed description is read again. One
+    choice is no question: the bot takes it at once."""
+    if not choices(group, kinds):
         return None
-    names = {style.key for style, _ in offered}
+    names = {style.key for style, _ in choices(group, kinds)}
 
-    def offer(text: str) -> list[tuple[Text, str]]:
+    def offer(text: str, images: int = 1) -> list[tuple[Text, str]]:
         words = text.split()
         found = leading_words(list(words), model=lambda word: word in names,
                               duration=lambda word: bool(_SECONDS.match(word)))
+        offered = choices(group, [kind_of(images)])
         if found["model"] or found["duration"]:
             return []
-        return [(lazy(CHOICE, model=style.label, seconds=seconds), f"{style.key} {seconds}s {text}".strip())
+        return [(lazy(CHOICE, model=style.label, seconds=seconds), f"{style.key} {seconds}s")
                 for style, seconds in offered]
 
-    return Pick(PICK_QUESTION, offer, priced=True)
+    return Pick(PICK_QUESTION, offer, priced=True, choice_only=True)
 
 
 def longer(group: StyleGroup, args: dict[str, Any]) -> dict[str, Any] | None:
@@ -186,8 +207,8 @@ def longer(group: StyleGroup, args: dict[str, Any]) -> dict[str, Any] | None:
     return {**args, "duration": more[0]} if more else None
 
 
-def alternatives(group: StyleGroup, kinds: Sequence[str], args: dict[str, Any]) -> list[tuple[Text, dict[str, Any]]]:
-    """The job's arguments with every other model and length offered for its endpoints, with labels."""
+def alternatives(group: StyleGroup, kind: str, args: dict[str, Any]) -> list[tuple[Text, dict[str, Any]]]:
+    """The job's arguments with every other model and length that serves its endpoint, with labels."""
     return [(lazy(CHOICE, model=style.label, seconds=seconds), {**args, "model": style.key, "duration": seconds})
-            for style, seconds in choices(group, kinds)
+            for style, seconds in choices(group, [kind])
             if (style.key, seconds) != (args.get("model"), args.get("duration"))]

@@ -21,6 +21,7 @@ from bot.tg import pending, texts
 from bot.tg.context import CustomContext, deps, language_for, sender_id
 from bot.tg.inputs import FileInput, problem_with
 from bot.tg.pending import PENDING_KEY, WaitingRequest
+from bot.tg.picks import offer_pick, sole_choice
 from bot.tg.queueing import queue, refuse
 from bot.tg.replies import reply
 
@@ -100,7 +101,16 @@ async def _queue(context: CustomContext, user_id: int, request: WaitingRequest) 
     if len(request.file_ids) < operation.images:
         await _ask_for_rest(context, user_id, operation, request, language)
         return
-    queued = await queue(context, operation, operation.parse(request.args_text), request.source, list(request.file_ids))
+    # a choice that differs in price (a video's model for two frames) is asked before anything is spent; the
+    # album's items were checked as they came, so its images are remembered for the picker by their ids alone
+    images = [FileInput(file_id, None, is_document=False) for file_id in request.file_ids]
+    args_text = request.args_text
+    if operation.pick is not None and operation.pick.priced:
+        if (only := sole_choice(operation, args_text, len(images))) is not None:
+            args_text = only
+        elif await offer_pick(context, operation, args_text, request.source, images, None):
+            return
+    queued = await queue(context, operation, operation.parse(args_text), request.source, list(request.file_ids))
     if queued and request.album_items == 1 and request.source.chat.type != ChatType.PRIVATE:
         # an album has two items at least: privacy mode kept the others from the bot
         await reply(request.source, tr(language, texts.ALBUM_ONLY_CAPTIONED))

@@ -3,7 +3,8 @@
 The data names a stored job and an action, nothing kept in memory, so a button works after a restart
 and on any replica: ``fu:<job id>:a`` (again), ``fu:<job id>:s[:<style>]`` (another style: the picker,
 then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result),
-and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<choice>]`` (another model and length).
+and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<model>:<seconds>]`` (another model and
+length: named, so a stale button naming a model that cannot make the job is refused, never taken for another).
 Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
 button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
 needs numbers, nor the styled ones, which need a style), and every video one (animate) beyond those.
@@ -42,6 +43,8 @@ class FollowUp:
     operation: str = ""
     argument: str = ""
     picture: int | None = None
+    #: another model's length (the model is `argument`)
+    seconds: int | None = None
 
 
 def parse(data: str | None) -> FollowUp | None:
@@ -54,11 +57,10 @@ def parse(data: str | None) -> FollowUp | None:
     job_id, action = int(parts[1]), parts[2]
     if action in (AGAIN, LONGER) and len(parts) == 3:
         return FollowUp(job_id, action)
-    if action == MODEL and len(parts) in (3, 4):
-        choice = parts[3] if len(parts) == 4 else None
-        if choice is not None and not choice.isdecimal():
-            return None
-        return FollowUp(job_id, MODEL, picture=int(choice) if choice is not None else None)
+    if action == MODEL and len(parts) == 3:
+        return FollowUp(job_id, MODEL)
+    if action == MODEL and len(parts) == 5 and parts[3] and parts[4].isdecimal():
+        return FollowUp(job_id, MODEL, argument=parts[3], seconds=int(parts[4]))
     if action == STYLE and len(parts) in (3, 4):
         return FollowUp(job_id, STYLE, argument=parts[3] if len(parts) == 4 else "")
     if action == NEXT and len(parts) in (5, 6):
@@ -110,7 +112,7 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
 def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton]) -> InlineKeyboardMarkup:
     """Under a video: again, longer (while its model makes longer ones), another model and length."""
     lang = job.language
-    if operation.alternatives is not None and operation.alternatives(dict(job.args)):
+    if operation.alternatives is not None and operation.alternatives(dict(job.args), len(job.inputs)):
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_MODEL), callback_data=_data(PREFIX, job.id, MODEL)))
     rows_ = [first]
     if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
@@ -122,11 +124,11 @@ def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeybo
 def model_keyboard(job: JobRecord, operation: Operation, price: Callable[[Args], int]) -> InlineKeyboardMarkup:
     """The other models and lengths for a video's job, each with its price; a press makes that job."""
     lang = job.language
-    offered = operation.alternatives(dict(job.args)) if operation.alternatives is not None else []
+    offered = operation.alternatives(dict(job.args), len(job.inputs)) if operation.alternatives is not None else []
     buttons = [InlineKeyboardButton(tr(lang, texts.PRICED_CHOICE, choice=label, cost=cost_note(lang, price(args))),
                                     callback_data=data)
-               for index, (label, args) in enumerate(offered)
-               if (data := _data(PREFIX, job.id, MODEL, index)) is not None]
+               for label, args in offered
+               if (data := _data(PREFIX, job.id, MODEL, args["model"], args["duration"])) is not None]
     return InlineKeyboardMarkup(rows(buttons, 1))
 
 

@@ -7,7 +7,7 @@ import logging
 from telegram import Message, User
 
 from bot.credits.texts import not_enough_credits
-from bot.i18n import language_of, tr
+from bot.i18n import language_of, render, tr
 from bot.jobs.service import JobRequest, NotEnoughCredits, QuotaExceeded
 from bot.operations.catalogue import Operation
 from bot.store.inbox import UpdateHandledElsewhere
@@ -71,6 +71,13 @@ async def queue(context: CustomContext, operation: Operation, args: dict, source
     d = deps(context)
     # a follow-up pressed under the bot's own message is the presser's request, in their language
     language = language_of(requester.language_code) if requester is not None else await language_for(context, source)
+    if (refusal := operation.refusal(args, len(inputs))) is not None:
+        # a video model that does not serve the endpoint these images go to: nothing is stored nor charged
+        if requester is None:
+            await refuse(context, source, operation, render(language, refusal), args=args, editable=editable)
+        else:
+            await show(source, render(language, refusal), editable)
+        return False
     request = _job_request(source, operation, args, inputs, language, requester)
     try:
         outcome = await d.jobs.enqueue(request)

@@ -3,26 +3,18 @@ ask for what is missing (a style, a preset, a choice), and hand it on to be queu
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from datetime import timedelta
-
-from telegram import InlineKeyboardMarkup, Message
+from telegram import Message
 
 from bot.chats.people import argument_setting, style_setting
-from bot.credits.texts import cost_note
-from bot.i18n import lazy, tr
+from bot.i18n import tr
 from bot.operations.catalogue import ArgumentError, Operation, ResultKind, StyleMissing
 from bot.tg import keyboards, presets, texts
 from bot.tg.albums import collect_album
-from bot.tg.context import CustomContext, conversations, deps, language_for, person_settings
+from bot.tg.context import CustomContext, deps, language_for, person_settings
 from bot.tg.inputs import FileInput, own_images, problem_with
 from bot.tg.pairs import wait_for_more
+from bot.tg.picks import ask, offer_pick, sole_choice
 from bot.tg.queueing import queue, refuse
-from bot.tg.replies import show
-
-PICKER_IMAGES_KEY = "picker"
-#: how long a style picker's images are remembered (Telegram does not nest reply_to_message)
-PICKER_KEPT_FOR = timedelta(days=2)
 
 
 async def start_operation(context: CustomContext, operation: Operation, args_text: str,
@@ -61,45 +53,17 @@ async def start_operation(context: CustomContext, operation: Operation, args_tex
     if operation.images == 2 and len(images) < 2:
         await wait_for_more(context, operation, args_text, source, images, editable=editable)
         return
-    if source.media_group_id and images and operation.most_images > max(operation.images, 1):
+    if editable is None and source.media_group_id and images and operation.most_images > max(operation.images, 1):
         # optional extra images (reference photos) come as an album: the rest of it is on its way
         await collect_album(context, operation, args_text, source, images)
         return
-    if editable is not None and await offer_pick(context, operation, args_text, source, images, editable):
+    asks = editable is not None or (operation.pick is not None and operation.pick.priced)
+    if asks and (only := sole_choice(operation, args_text, len(images))) is not None:
+        args_text, args = only, operation.parse(only)
+    elif asks and await offer_pick(context, operation, args_text, source, images, editable):
         return
     await queue(context, operation, args, source, [image.file_id for image in images[:operation.most_images]],
                 editable=editable)
-
-
-async def ask(context: CustomContext, source: Message, text: str, editable: Message | None,
-              markup: InlineKeyboardMarkup, images: list[FileInput]) -> None:
-    """Show a question with buttons (editing the menu being answered), keeping the images it was asked about."""
-    picker = await show(source, text, editable, markup)
-    if picker is not None and images:
-        await remember_picker_images(context, picker.chat_id, picker.message_id, images)
-
-
-async def offer_pick(context: CustomContext, operation: Operation, args_text: str, source: Message,
-                     images: list[FileInput], editable: Message) -> bool:
-    """Answering a menu or picker, with an argument left out that the operation offers as buttons (a headshot
-    count): offer them; True when offered. A typed command is not asked: its parser's default stands."""
-    if operation.pick is None:
-        return False
-    language = await language_for(context, source)
-    offered = operation.pick.offer(args_text)
-    if operation.pick.priced:
-        # choices that differ in price show it before anything is spent
-        policy = deps(context).credits.policy
-        offered = [(lazy(texts.PRICED_CHOICE, choice=label,
-                         cost=cost_note(language, policy.price(operation.name, operation.parse(argument)))), argument)
-                   for label, argument in offered]
-    # a priced choice is a long label: one a row
-    markup = keyboards.argument_keyboard(language, keyboards.PICK_PREFIX, operation, offered,
-                                         per_row=1 if operation.pick.priced else 3)
-    if markup is None:
-        return False
-    await ask(context, source, tr(language, operation.pick.question), editable, markup, images)
-    return True
 
 
 async def offer_presets(context: CustomContext, operation: Operation, args_text: str, source: Message,
@@ -133,17 +97,3 @@ async def _with_defaults(context: CustomContext, operation: Operation, args_text
     if style and d.styles.group(operation.style_group).get(style) and operation.lacks_style(args_text):
         args_text = f"{style} {args_text}".strip()
     return args_text
-
-
-async def remember_picker_images(context: CustomContext, chat_id: int, picker_id: int,
-                                 images: list[FileInput]) -> None:
-    """Keep the images a style picker was shown for: when its button is pressed, the picker's
-    reply_to_message (the user's command) comes without the photo that command replied to."""
-    await conversations(context).put(chat_id, PICKER_IMAGES_KEY, picker_id,
-                                     {"images": [asdict(image) for image in images]}, keep_for=PICKER_KEPT_FOR)
-
-
-async def picker_images(context: CustomContext, chat_id: int, picker_id: int) -> list[FileInput]:
-    """The images remembered for a style picker (none for a picker without images, or once it expired)."""
-    data = await conversations(context).get(chat_id, PICKER_IMAGES_KEY, picker_id)
-    return [] if data is None else [FileInput(**image) for image in data["images"]]

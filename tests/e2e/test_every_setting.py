@@ -93,7 +93,7 @@ async def test_polling_with_every_setting_of_its_own_changed(tmp_path, telegram,
     try:
         telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(160, 120), caption="/upscale 2")
         [result] = await wait_media(telegram, alice_chat.id)
-        telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+        telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
         video = (await wait_media(telegram, alice_chat.id, 2))[1]
         telegram.user_sends(alice_chat, ALICE, text="/buy")
         offer = await wait_text(telegram, alice_chat.id, "in the plan")  # CREDIT_SUBSCRIPTION

@@ -55,7 +55,7 @@ async def test_a_sigkill_while_the_video_renders_still_delivers_it_once(
         await CreditService(session_factory(engine), CreditPolicy({})).purchase(ALICE.id, Pack(100, 50), "stxKill")
     finally:
         await engine.dispose()
-    telegram.user_sends(chat, ALICE, text="/video a paper boat on a rainy street")
+    telegram.user_sends(chat, ALICE, text="/video seedance a paper boat on a rainy street")
     await telegram.wait_for(lambda: video_jobs(database, "running") == 1, timeout=30)
     await bot_process.kill()
     assert media(telegram, chat.id) == []

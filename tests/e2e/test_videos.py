@@ -28,11 +28,14 @@ TYPICAL_SECONDS = 2
 
 
 @pytest.fixture
-def settings(tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
-    """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox."""
+def settings(request, tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
+    """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox (and
+    the video section changed by a test's indirect parameter, a function of it)."""
     catalogue = json.loads(resources.files("bot.operations").joinpath("styles.json").read_text(encoding="utf-8"))
     for model in catalogue["video"]["styles"].values():
         model["typical_seconds"] = TYPICAL_SECONDS
+    if (change := getattr(request, "param", None)) is not None:
+        change(catalogue["video"])
     styles = tmp_path / "styles.json"
     styles.write_text(json.dumps(catalogue), encoding="utf-8")
     database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
@@ -99,7 +102,7 @@ async def test_a_photo_animated_arrives_as_a_video_of_its_shape_whose_first_fram
         bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
     photo = picture(480, 320, (30, 90, 200))
-    request = telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate she smiles")
+    request = telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate seedance she smiles")
     [result] = await wait_media(telegram, alice_chat.id)
     assert result.media_kind == "video"
     assert result.reply_to_message_id == request["message_id"]
@@ -130,6 +133,13 @@ async def test_two_frames_make_a_video_from_the_first_to_the_second(bot, telegra
     start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
     telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate", media_group_id="frames")
     telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    picker = await wait_picker(telegram, alice_chat.id)
+    # the models that take two frames, each with its price, before anything is spent
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Vidu Q2 Turbo · 4 s · 8 credits", "Vidu Q2 Turbo · 8 s · 16 credits"]
+    assert await balance(settings, ALICE.id) == 100
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Seedance 2.0 · 5 s")))
     [result] = await wait_media(telegram, alice_chat.id)
     _, size, frames, _ = decoded(result.media)
     assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
@@ -144,7 +154,24 @@ async def test_a_photo_replying_to_a_photo_makes_a_video_from_the_first_to_the_s
     start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
     first = telegram.user_sends(alice_chat, ALICE, photo=start)
     telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    picker = await wait_picker(telegram, alice_chat.id)
+    # two frames: only the models that take two frames, each with its price, before anything is spent
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Vidu Q2 Turbo · 4 s · 8 credits", "Vidu Q2 Turbo · 8 s · 16 credits"]
+    # a forged button naming a model that takes one photo only is refused: no job, no charge
+    telegram._state.user_press(alice_chat, ALICE, picker.message_id, "ar:animate:kling 5s", crafted=True)
+    refusal = await wait_text(telegram, alice_chat.id, "cannot make")
+    assert "Kling v3" in refusal and "two frames" in refusal
+    assert media(telegram, alice_chat.id) == [] and await balance(settings, ALICE.id) == 100
+    assert [job for job in await jobs(settings) if not job.refused] == []
+    # the picker's own button (a second picker: the refusal took the first one's place)
+    telegram.user_sends(alice_chat, ALICE, photo=end, caption="/animate", reply_to=first["message_id"])
+    picker = await wait_picker(telegram, alice_chat.id, after=picker.message_id)
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Vidu Q2 Turbo · 4 s")))
     [result] = await wait_media(telegram, alice_chat.id)
+    assert result.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)")
+    assert await settled(lambda: balance(settings, ALICE.id), 92) == 92
     _, size, frames, _ = decoded(result.media)
     assert difference(frames[0], Image.open(io.BytesIO(start)).resize(size)) < 8
     assert difference(frames[-1], Image.open(io.BytesIO(end)).resize(size)) < 8
@@ -160,14 +187,14 @@ async def test_a_description_becomes_a_video_at_the_asked_ratio(bot, telegram, a
 
 
 async def test_free_daily_credits_do_not_pay_for_a_video(bot, telegram, alice_chat, settings):
-    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
     await wait_text(telegram, alice_chat.id, "credits")
     assert media(telegram, alice_chat.id) == [] and await jobs(settings) == []
 
 
 async def test_a_failed_video_gives_the_credits_back(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video sandbox-fail a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance sandbox-fail a paper boat")
     await wait_text(telegram, alice_chat.id, "generation failed")
     assert await settled(lambda: balance(settings, ALICE.id), 100) == 100
     [job] = await jobs(settings)
@@ -176,7 +203,7 @@ async def test_a_failed_video_gives_the_credits_back(bot, telegram, alice_chat, 
 
 async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video a long storm sandbox-size-60mb")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a long storm sandbox-size-60mb")
     text = await wait_text(telegram, alice_chat.id, "larger than Telegram takes", timeout=60)
     assert "/files/" in text and ".mp4" in text
     assert send_video_calls(telegram) == [] and media(telegram, alice_chat.id) == []
@@ -187,6 +214,15 @@ async def test_a_video_too_large_for_telegram_arrives_as_a_link(bot, telegram, a
 
     assert await settled(state, ("delivered", 10)) == ("delivered", 10)
 
+
+
+async def wait_picker(telegram: FakeTelegram, chat_id: int, after: int = 0):
+    """The first model-and-length picker shown in a chat after message `after`."""
+    def pickers() -> list:
+        return [m for m in telegram.sent(chat_id)
+                if m.message_id > after and m.text and "Pick a model" in m.text and m.reply_markup]
+    await telegram.wait_for(lambda: bool(pickers()))
+    return pickers()[0]
 
 
 def buttons(message) -> dict[str, str]:
@@ -218,7 +254,7 @@ async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups
 
 async def test_another_model_shows_each_choice_with_its_price_before_spending(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate")
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
     [video] = await wait_media(telegram, alice_chat.id)
     telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
     await wait_text(telegram, alice_chat.id, "Pick a model and length")
@@ -255,7 +291,7 @@ async def test_the_photo_menu_offers_models_and_lengths_with_their_prices(bot, t
 
 async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, text="/video a paper boat")
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
     [video] = await wait_media(telegram, alice_chat.id)
 
     async def delivered() -> list[str]:
@@ -268,3 +304,120 @@ async def test_history_resends_a_video_as_a_video(bot, telegram, alice_chat, set
     telegram.user_presses(alice_chat, ALICE, listing.message_id, next(iter(buttons(listing))))
     resent = (await wait_media(telegram, alice_chat.id, 2))[1]
     assert resent.media_kind == "video" and resent.media == video.media
+
+
+def posted_videos(sandbox) -> list[str]:
+    """The video endpoints the bot POSTed to, in order."""
+    return [r.path for r in sandbox.received if r.method == "POST" and r.path.startswith("/v1/aiart/")
+            and "video" in r.path]
+
+
+async def test_another_model_for_two_frames_offers_only_two_frame_models_and_charges_the_one_used(
+        bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate seedance 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in buttons(video) if d.endswith(":m")))
+    await wait_text(telegram, alice_chat.id, "Pick a model and length")
+    picker = next(m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text)
+    # Kling v3 takes one photo only: it is not offered for two frames
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 10 s · 20 credits", "Vidu Q2 Turbo · 4 s · 8 credits",
+                                              "Vidu Q2 Turbo · 8 s · 16 credits"]
+    vidu = next(data for data, label in buttons(picker).items() if label.startswith("Vidu Q2 Turbo · 4 s"))
+    telegram.user_presses(alice_chat, ALICE, picker.message_id, vidu)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)")
+    assert posted_videos(sandbox) == ["/v1/aiart/startend2video/doubao-seedance-2-0-260128",
+                                      "/v1/aiart/startend2video/viduq2-turbo"]
+    # 10 credits for the first, 8 for Vidu's 4 seconds: the price of the model that made it
+    assert await settled(lambda: balance(settings, ALICE.id), 82) == 82
+
+
+async def test_a_model_that_cannot_take_two_frames_is_refused_before_anything_is_spent(
+        bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate kling 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    text = await wait_text(telegram, alice_chat.id, "Kling v3", timeout=30)
+    assert "two frames" in text and "Seedance 2.0" in text and "Vidu Q2 Turbo" in text
+    assert media(telegram, alice_chat.id) == [] and posted_videos(sandbox) == []
+    assert await balance(settings, ALICE.id) == 100
+    assert [job.state for job in await jobs(settings) if not job.refused] == []
+
+
+#: a description longer than a button's data can carry with the model and length
+LONG_MOTION = "she smiles slowly as the wind moves her hair and the evening light changes"
+
+
+async def test_a_typed_animate_shows_the_priced_choice_before_spending(bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption=f"/animate {LONG_MOTION}")
+    picker = await wait_picker(telegram, alice_chat.id)
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    assert await balance(settings, ALICE.id) == 100 and posted_videos(sandbox) == []  # nothing spent yet
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 10 s")))
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith(f"✅ Animate (Kling v3, 10 s): {LONG_MOTION}")
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
+    assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
+
+
+async def test_a_typed_video_shows_the_models_of_a_description(bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video 9:16 a paper boat on a rainy street")
+    picker = await wait_picker(telegram, alice_chat.id)
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s")))
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Video (Kling v3, 5 s): a paper boat on a rainy street")
+    _, (width, height), _, _ = decoded(video.media)
+    assert width / height == pytest.approx(9 / 16, rel=0.02)
+    assert posted_videos(sandbox) == ["/v1/aiart/text2video/kling-v3"]
+
+
+def one_two_frame_choice(video: dict) -> None:
+    """An operator's catalogue: Kling (one photo) is the default, and only Vidu at 4 s takes two frames."""
+    del video["styles"]["seedance"]
+    video["default"] = "kling"
+    video["styles"]["vidu"]["durations"] = [4]
+
+
+@pytest.mark.parametrize("settings", [one_two_frame_choice], indirect=True)
+async def test_the_only_model_and_length_for_two_frames_starts_at_once_at_its_price(bot, telegram, alice_chat,
+                                                                                    settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate she waves", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    assert video.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s): she waves")
+    assert posted_videos(sandbox) == ["/v1/aiart/startend2video/viduq2-turbo"]
+    assert await settled(lambda: balance(settings, ALICE.id), 92) == 92
+
+
+async def test_a_stale_another_model_button_naming_a_one_photo_model_is_refused(bot, telegram, alice_chat, settings,
+                                                                                sandbox):
+    await buy(settings, ALICE.id, 100)
+    start, end = picture(320, 240, (200, 30, 30)), picture(320, 240, (30, 30, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=start, caption="/animate seedance 5s", media_group_id="frames")
+    telegram.user_sends(alice_chat, ALICE, photo=end, media_group_id="frames")
+    [video] = await wait_media(telegram, alice_chat.id)
+    job_id = next(d for d in buttons(video) if d.endswith(":m")).split(":")[1]
+    # a button from before the choices were those of the job's endpoint: it names Kling v3 and 5 seconds
+    query = telegram._state.user_press(alice_chat, ALICE, video.message_id, f"fu:{job_id}:m:kling:5", crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    answer = telegram.callback_answers[query]
+    assert "Kling v3 cannot make a video from two frames" in answer["text"] and answer.get("show_alert")
+    # the choices offered now name their model and length: Vidu at 4 s makes Vidu's video at Vidu's price
+    picked = telegram._state.user_press(alice_chat, ALICE, video.message_id, f"fu:{job_id}:m:vidu:4", crafted=True)
+    second = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert second.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)") and picked in telegram.callback_answers
+    assert posted_videos(sandbox)[-1] == "/v1/aiart/startend2video/viduq2-turbo"
+    assert await settled(lambda: balance(settings, ALICE.id), 82) == 82

@@ -63,3 +63,10 @@ def test_help_lists_every_operation_with_its_options():
     for line in ("upscale IMAGE [--factor {2,4}]", "expand IMAGE --pad LEFT TOP RIGHT BOTTOM", "faceswap IMAGE TEMPLATE",
                  "replace IMAGE MASK --prompt PROMPT", "headshot IMAGE --style STYLE [--count COUNT]"):
         assert line in done.stdout
+
+
+def test_a_video_model_that_cannot_take_two_frames_is_refused_naming_those_that_can(tmp_path, photo):
+    done = run_try(tmp_path, "animate", "photo.jpg", "photo.jpg", "--model", "kling", "--out", "clip.mp4")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Kling v3 cannot make a video from two frames; one of these can: Seedance 2.0, Vidu Q2 Turbo." in done.stderr
+    assert not (tmp_path / "clip.mp4").exists()

@@ -59,7 +59,7 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
         if operation.pick is not None:
             typed = STYLES.group(operation.style_group).styles if operation.style_group is not None else [""]
             for style in typed:
-                markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style),
+                markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style, 1),
                                                      per_row=1 if operation.pick.priced else 3)
                 found[f"pick of {name} {style}"] = markup
         if operation.alternatives is not None:

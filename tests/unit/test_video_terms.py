@@ -67,14 +67,21 @@ def test_one_photo_two_frames_or_references_go_to_their_endpoints() -> None:
     args = animate.parse("kling she turns")
     one = animate.build(args, [photo])
     assert one.endpoint == "/v1/aiart/img2video/kling-v3" and one.payload()["aspect_ratio"] == "9:16"
-    # kling does not take two frames: the catalogue's first model that does
-    assert animate.build(args, [photo, photo]).endpoint == "/v1/aiart/startend2video/doubao-seedance-2-0-260128"
-    assert animate.build(args, [photo] * 3).endpoint == "/v1/aiart/character2video/doubao-seedance-2-0-260128"
+    # kling does not take two frames: never another model in its place (its price would be charged for it)
+    assert "two frames" in str(animate.refusal(args, 2)) and animate.refusal(args, 1) is None
+    with pytest.raises(ArgumentError, match="Kling v3 cannot make a video from two frames"):
+        animate.build(args, [photo, photo])
+    seedance = animate.parse("she turns")
+    assert animate.build(seedance, [photo, photo]).endpoint == "/v1/aiart/startend2video/doubao-seedance-2-0-260128"
+    assert animate.build(seedance, [photo] * 3).endpoint == "/v1/aiart/character2video/doubao-seedance-2-0-260128"
 
 
 def test_longer_and_other_models_follow_the_catalogue() -> None:
     animate = OPERATIONS["animate"]
     args = animate.parse("seedance she smiles")
     assert animate.longer(args)["duration"] == 10 and animate.longer({**args, "duration": 10}) is None
-    offered = [(choice["model"], choice["duration"]) for _, choice in animate.alternatives(args)]
+    offered = [(choice["model"], choice["duration"]) for _, choice in animate.alternatives(args, 1)]
     assert offered == [("seedance", 10), ("kling", 5), ("kling", 10)]
+    # two frames: only the models that take them
+    two = [(choice["model"], choice["duration"]) for _, choice in animate.alternatives(args, 2)]
+    assert two == [("seedance", 10), ("vidu", 4), ("vidu", 8)]

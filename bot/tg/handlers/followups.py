@@ -15,7 +15,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler
 
 from bot.chats.people import FOLLOWUPS_EVERYONE
-from bot.i18n import tr
+from bot.i18n import render, tr
 from bot.operations.catalogue import ArgumentError, ResultKind
 from bot.operations.videos import PICK_QUESTION
 from bot.store import JobRecord
@@ -51,6 +51,9 @@ async def on_follow_up(update: Update, context: CustomContext) -> None:
         await answer(query, tr(lang, texts.FU_NOT_YOURS), alert=True)
         return
     if choice.action == followups.AGAIN:
+        if (refusal := operation.refusal(dict(job.args), len(job.inputs))) is not None:
+            await answer(query, render(job.language, refusal), alert=True)
+            return
         await answer(query)
         await queue(context, operation, dict(job.args), message, list(job.inputs), requester=query.from_user)
     elif choice.action == followups.STYLE:
@@ -93,7 +96,7 @@ async def _another_video(context: CustomContext, query: CallbackQuery, job: JobR
     operation = d.operations[job.operation]
     if choice.action == followups.LONGER:
         args = operation.longer(dict(job.args)) if operation.longer is not None else None
-    elif choice.picture is None:
+    elif choice.seconds is None:
         await answer(query)
         price = lambda args: d.credits.policy.price(operation.name, args)  # noqa: E731 - a one-line callback
         try:
@@ -105,10 +108,18 @@ async def _another_video(context: CustomContext, query: CallbackQuery, job: JobR
             log.info("could not show the models of job %s: %s", job.id, error)
         return
     else:
-        offered = operation.alternatives(dict(job.args)) if operation.alternatives is not None else []
-        args = offered[choice.picture][1] if choice.picture < len(offered) else None
+        args = {**job.args, "model": choice.argument, "duration": choice.seconds}
+        if (refusal := operation.refusal(args, len(job.inputs))) is not None:
+            # a stale button (or a job made before the models' endpoints were checked): say which models can
+            await answer(query, render(job.language, refusal), alert=True)
+            return
+        offered = operation.alternatives(dict(job.args), len(job.inputs)) if operation.alternatives is not None else []
+        args = next((other for _, other in offered if other == args), None)  # a length the model still makes
     if args is None:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
+        return
+    if (refusal := operation.refusal(args, len(job.inputs))) is not None:
+        await answer(query, render(job.language, refusal), alert=True)
         return
     await answer(query)
     # a model picker replies to the video: the new video replies to that same video

@@ -18,9 +18,10 @@ from bot.tg.context import CustomContext, conversations, deps, language_for, sen
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import message_images, own_images, problem_with
 from bot.tg.pairs import continue_pending, still_waiting, take_expired, wait_for_more
+from bot.tg.picks import picked_text, picker_images
 from bot.tg.queueing import refuse
 from bot.tg.replies import reply, show
-from bot.tg.start import picker_images, start_operation
+from bot.tg.start import start_operation
 
 USED_MENUS_KEY = "menu"
 #: how long a menu is remembered as already answered (a double tap sends two callback queries)
@@ -150,8 +151,14 @@ async def _style_choice(context, operation, style: str, source: Message, menu: M
 
 
 async def _picked(context, operation, argument: str, source: Message, menu: Message) -> None:
-    # a picked argument's button carries the whole argument text (the style picked before it included)
-    images = await _style_images(context, source, menu) if operation.images else []
+    # a picked argument's button carries the whole argument text (the style picked before it included), or the
+    # choice alone (a video's model and length), the words typed with the command then read again
+    if operation.pick is not None and operation.pick.choice_only:
+        call = parse_command(source.text or source.caption, context.bot.username)
+        argument = picked_text(operation, argument, call.args if call and call.name == operation.name else "")
+    # the images the picker was asked about first: two frames, or a photo replied to (not nested in `source`)
+    images = (await picker_images(context, menu.chat_id, menu.message_id) or message_images(source)
+              if operation.images else [])
     await start_operation(context, operation, argument, source, images, editable=menu)
 
 
