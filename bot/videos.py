@@ -17,6 +17,9 @@ from PIL import Image
 #: Telegram's rules for a video's thumbnail
 THUMBNAIL_SIDE = 320
 THUMBNAIL_MAX_BYTES = 200 * 1024
+#: the largest frame probed (4K UHD; the models make 1080p at most): a tiny file can declare a giant frame, and
+#: decoding one 8192 x 8192 frame to a thumbnail took 7 s and 1 GB of memory
+MAX_VIDEO_PIXELS = 3840 * 2160
 #: containers FFmpeg's mov demuxer names for MP4 and QuickTime files
 _CONTAINERS = {"mov", "mp4", "m4a", "3gp", "3g2", "mj2"}
 
@@ -50,10 +53,12 @@ def probe(path: Path) -> VideoInfo:
             if not container.streams.video:
                 raise VideoRejected("the file holds no video stream")
             stream = container.streams.video[0]
+            _check_frame(stream.codec_context.width, stream.codec_context.height)
             seconds = _seconds(container, stream)
             first = next(container.decode(stream), None)
             if first is None:
                 raise VideoRejected("the video has no frame")
+            _check_frame(first.width, first.height)  # the codec's own header may differ from the container's
             picture = first.to_image()
             return VideoInfo(width=stream.codec_context.width, height=stream.codec_context.height,
                              duration=max(1, round(seconds)), codec=stream.codec_context.name,
@@ -62,6 +67,11 @@ def probe(path: Path) -> VideoInfo:
         raise
     except (av.FFmpegError, OSError, ValueError, StopIteration) as error:
         raise VideoRejected(f"cannot read the video: {type(error).__name__}") from None
+
+
+def _check_frame(width: int, height: int) -> None:
+    if width * height > MAX_VIDEO_PIXELS:
+        raise VideoRejected(f"a frame of {width} x {height} is larger than the bot handles")
 
 
 def _seconds(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> float:

@@ -300,3 +300,17 @@ async def test_hostile_mentions_are_answered_in_one_sentence_and_make_no_job(tel
     assert await job_states(bot.settings) == []
     assert posts(sandbox) == []
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_a_guest_answer_offers_no_video_operation(telegram, bot, sandbox):
+    # an inline message holds a picture: a video made for it could not be shown there, yet would cost the
+    # service a video task (refunded to the caller as undelivered)
+    outside_club(telegram)
+    telegram.user_sends(private_chat(ALICE), ALICE, text="/start")
+    photo = telegram.guest.post(CLUB, BOB, photo=samples.jpeg(320, 240))
+    message = await placeholder(telegram, telegram.guest.summon(CLUB, ALICE, BOT, reply_to=photo))
+    offered = [button["callback_data"] for button in buttons(message) if "callback_data" in button]
+    assert not any(data.split(":")[2] in ("animate", "video") for data in offered)
+    pressed = telegram.guest.user_presses(ALICE, message.inline_message_id, offered[-1])
+    await telegram.wait_for(lambda: pressed in telegram.callback_answers, timeout=10)
+    assert not any("video" in request.path for request in posts(sandbox))

@@ -95,6 +95,12 @@ def _image(message: Message | None) -> FileInput | None:
     return None
 
 
+def _fits(operation: Operation) -> bool:
+    """Whether a guest answer can run the operation: one photo in, a picture out (an inline message holds a
+    picture; a video made for it could not be shown, and would cost the service a video task all the same)."""
+    return operation.images == 1 and operation.result is not ResultKind.VIDEO
+
+
 def _named(operations: dict[str, Operation], words: str, language: str) -> tuple[Operation | None, str]:
     """The one-photo operation the first word names (its command, or its title in English or the caller's
     language), and the rest of the words as its argument text."""
@@ -102,8 +108,7 @@ def _named(operations: dict[str, Operation], words: str, language: str) -> tuple
     first = first.lstrip("/").lower()
     for operation in operations.values():
         names = {operation.name, tr("en", operation.title).lower(), tr(language, operation.title).lower()}
-        # a guest answer is an inline message holding a picture: video results are not offered there
-        if operation.images == 1 and operation.result is not ResultKind.VIDEO and first and first in names:
+        if _fits(operation) and first and first in names:
             return operation, rest
     return None, words
 
@@ -213,7 +218,7 @@ async def _offer(context: CustomContext, message: Message, photo: FileInput, lan
     token = secrets.token_urlsafe(6)
     buttons = [InlineKeyboardButton(tr(language, label), callback_data=data)
                for operation, label, argument in next_operations(deps(context).operations)
-               if len((data := f"{PREFIX}:{token}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
+               if _fits(operation) and len((data := f"{PREFIX}:{token}:{operation.name}:{argument}").encode()) <= CALLBACK_MAX_BYTES]
     rows = [buttons[start:start + 2] for start in range(0, len(buttons), 2)]
     rows.append(open_bot_keyboard(language, context.bot.username).inline_keyboard[0])
     # kept before the answer goes out: a press can come as soon as the buttons are shown
@@ -230,6 +235,8 @@ async def on_choice(update: Update, context: CustomContext) -> None:
     language = await language_for(context, update=update)
     _, token, name, argument = (query.data or "").split(":", 3) if (query.data or "").count(":") >= 3 else ("",) * 4
     operation = d.operations.get(name)
+    if operation is not None and not _fits(operation):  # offered by answers made before this check
+        operation = None
     key = query.inline_message_id or ""
     kept = await conversations(context).get(NO_CHAT, PHOTO_KIND, token) if token and key else None
     if kept is not None and kept["user"] != query.from_user.id:
