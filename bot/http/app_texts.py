@@ -51,7 +51,7 @@ PAGE = {
     "confirm_drop": N_("Drop what you painted here and open the other photo?"),
     "paid": N_("Paid: your credits are added."),
     "paying": N_("Waiting for Telegram to confirm the payment…"),
-    "video": N_("Video"),
+    "video_label": N_("Video"),
     "video_hint": N_("This is a video: share it, or play it in your chat with the bot."),
 }
 

@@ -39,7 +39,7 @@ def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settin
 async def test_a_delivered_video_is_a_video_tile_whose_viewer_offers_no_photo_actions(
         bot, telegram, browser, settings, alice_chat) -> None:
     await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, photo=picture(480, 320, (30, 90, 200)), caption="/animate")
+    telegram.user_sends(alice_chat, ALICE, photo=picture(480, 320, (30, 90, 200)), caption="/animate seedance")
     [result] = await wait_media(telegram, alice_chat.id)
     assert result.media_kind == "video"
     app = await open_app(browser, settings, telegram, ALICE, "s=results")

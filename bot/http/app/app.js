@@ -760,7 +760,7 @@ async function resultsOpen() {
 // a video's tile: its poster (or a placeholder) under a play badge, named as a video for screen readers
 function markVideo(button, result) {
   button.classList.add("video");
-  button.setAttribute("aria-label", text("video") + ": " + result.title);
+  button.setAttribute("aria-label", text("video_label") + ": " + result.title);
   const badge = document.createElement("span");
   badge.className = "play";
   badge.setAttribute("aria-hidden", "true");
@@ -808,7 +808,7 @@ async function openResult(result, step = true) {
   const video = result.kind === "video";
   $("viewer").classList.toggle("video", video);
   $("viewer-photo").hidden = !result.poster;
-  $("viewer-photo").alt = video ? text("video") + ": " + result.title : "";
+  $("viewer-photo").alt = video ? text("video_label") + ": " + result.title : "";
   $("viewer-photo").removeAttribute("src");
   $("viewer-photo").classList.remove("loaded");
   if (result.poster) pictureUrl(result.ref).then((url) => shownOnLoad($("viewer-photo"), url), (error) => sayError(error));
