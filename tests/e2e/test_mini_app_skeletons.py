@@ -35,24 +35,32 @@ async def test_every_screen_shows_a_skeleton_while_it_loads_and_none_once_loaded
     ref = await sent_photo(telegram, ALICE, 400, 300)
     app = await open_app(browser, settings, telegram, ALICE, "s=results", ready=False)
     held = {"on": True}
+    parts_free = asyncio.Event()  # the screen's own parts (pictures, styles, results) wait until the test has looked
 
-    async def slow(route: Route) -> None:  # a slow network, as Slow 4G is at its worst; pictures the slowest
+    async def slow(route: Route) -> None:  # a slow network: the texts come late, a screen's parts later still
         if held["on"]:
-            await asyncio.sleep(HELD_S * (1.5 if "/api/picture" in route.request.url else 1))
+            if any(f"/api/{first}" in route.request.url for first in ("me", "screens")):
+                await asyncio.sleep(HELD_S)
+            else:
+                await parts_free.wait()
         await route.continue_()
 
     await app.page.context.route("**/app/api/**", slow)
     for screen in ("paint", "frame", "styles", "results"):
+        parts_free.clear()
         await app.page.goto(page_root(settings) + f"?s={screen}&p={ref}")
         assert "skeleton-block" in await app.page.evaluate(SHIMMERING), screen  # the first screen, before any text
         # the texts are in, the screen's own parts are not yet
         await app.page.wait_for_function("() => document.getElementById('loading').hidden", timeout=20_000)
         assert await app.page.evaluate(SHIMMERING), f"{screen}: blank while its parts load"
+        parts_free.set()
         await app.page.wait_for_function("() => document.body.dataset.ready === 'true'", timeout=20_000)
         if screen == "results":
             await app.page.wait_for_selector("#grid button.loaded", timeout=20_000)
+            parts_free.clear()
             await app.page.locator("#grid button").first.click()
             assert "viewer-photo" in await app.page.evaluate(SHIMMERING)
+            parts_free.set()
             await app.page.wait_for_selector("#viewer-photo.loaded", timeout=20_000)
         elif screen == "styles":
             await app.page.wait_for_selector("#styles-photo.loaded", timeout=20_000)
