@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Browser
 
 from bot.config import Settings
+from bot.previews import thumbnail
 from bot.sandbox import Sandbox
+from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import POLL_TIME_SCALE
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import User
@@ -89,6 +92,17 @@ def app_settings(telegram: FakeTelegram, sandbox: Sandbox, database_url: str, pr
     """A bot with the Mini App on (an https PUBLIC_URL), its HTTP server on a known loopback port."""
     return settings_of(bot_settings(telegram, sandbox, database_url, http_port=free_port(), worker_id="e2e-worker",
                                     poll_time_scale=POLL_TIME_SCALE, public_url=PUBLIC_URL, previews_dir=previews))
+
+
+def app_settings_with_a_preview(tmp_path: Path, telegram: FakeTelegram, sandbox: Sandbox,
+                                sqlite_template: Path) -> Settings:
+    """`app_settings` on a migrated SQLite file, with one style (art's oil) that has a rendered preview
+    (`python -m bot previews` makes these); the others show their names."""
+    previews = tmp_path / "previews"
+    previews.mkdir()
+    sample = resources.files("bot.operations").joinpath("preview-sample.jpg").read_bytes()
+    (previews / "art-oil.jpg").write_bytes(thumbnail(sample))
+    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), previews)
 
 
 def webapp_stub(token: str, user: User, scheme: str = "light", version: str = "8.0") -> str:

@@ -6,18 +6,15 @@ and while a finger paints, a loupe shows the photo and the paint under it, magni
 from __future__ import annotations
 
 import io
-from importlib import resources
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
 
 from bot.config import Settings
-from bot.previews import thumbnail
-from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, screenshots_dir
+from tests.e2e.miniapp import app_settings_with_a_preview, open_app, page_errors, screenshots_dir
 from tests.e2e.test_mini_app_page import along, center_of, rect, sent_photo
 from tests.fakes import samples
 from tests.fakes.telegram_models import private_chat
@@ -33,11 +30,7 @@ SEEN = """() => ({screen: [...document.querySelectorAll('.screen')].find((s) => 
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    previews = tmp_path / "previews"
-    previews.mkdir()
-    sample = resources.files("bot.operations").joinpath("preview-sample.jpg").read_bytes()
-    (previews / "art-oil.jpg").write_bytes(thumbnail(sample))
-    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), previews)
+    return app_settings_with_a_preview(tmp_path, telegram, sandbox, sqlite_template)
 
 
 async def seen(app: Phone) -> dict[str, object]:

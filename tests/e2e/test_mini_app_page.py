@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,13 +16,18 @@ from sqlalchemy import select
 from bot.chats.conversations import Conversations
 from bot.chats.stored_inputs import StoredInputs
 from bot.config import Settings
-from bot.previews import thumbnail
 from bot.store import JobRecord, JobRepository, create_engine, session_factory
 from bot.store.models import jobs_table
-from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, size_of
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, screenshots_dir, wait_status
+from tests.e2e.miniapp import (
+    app_settings_with_a_preview,
+    open_app,
+    page_errors,
+    press_main,
+    screenshots_dir,
+    wait_status,
+)
 from tests.fakes import samples
 from tests.fakes.telegram_models import SentMessage, User, private_chat
 from tests.harness.browser import Phone
@@ -33,12 +37,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    previews = tmp_path / "previews"
-    previews.mkdir()
-    # one style with a rendered preview (python -m bot previews makes these), the others show their names
-    sample = resources.files("bot.operations").joinpath("preview-sample.jpg").read_bytes()
-    (previews / "art-oil.jpg").write_bytes(thumbnail(sample))
-    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), previews)
+    return app_settings_with_a_preview(tmp_path, telegram, sandbox, sqlite_template)
 
 
 async def stored_jobs(settings: Settings) -> list[JobRecord]:

@@ -5,17 +5,21 @@ be reached, My results refreshes, every control is big enough for a finger and e
 from __future__ import annotations
 
 import asyncio
-from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from bot.config import Settings
-from bot.previews import thumbnail
-from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
-from tests.e2e.miniapp import app_settings, open_app, page_errors, press_main, screenshots_dir, wait_status
+from tests.e2e.miniapp import (
+    app_settings_with_a_preview,
+    open_app,
+    page_errors,
+    press_main,
+    screenshots_dir,
+    wait_status,
+)
 from tests.e2e.test_mini_app_page import sent_photo, stored_jobs
 from tests.fakes import samples
 from tests.fakes.telegram_models import User, private_chat
@@ -28,11 +32,7 @@ SCREENS = ("paint", "frame", "styles", "results")
 
 @pytest.fixture
 def settings(tmp_path: Path, telegram, sandbox, sqlite_template: Path) -> Settings:
-    previews = tmp_path / "previews"
-    previews.mkdir()
-    sample = resources.files("bot.operations").joinpath("preview-sample.jpg").read_bytes()
-    (previews / "art-oil.jpg").write_bytes(thumbnail(sample))
-    return app_settings(telegram, sandbox, migrated_sqlite(sqlite_template, tmp_path / "bot.db"), previews)
+    return app_settings_with_a_preview(tmp_path, telegram, sandbox, sqlite_template)
 
 
 def person(language: str) -> User:
