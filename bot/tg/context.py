@@ -19,6 +19,7 @@ from bot.i18n import DEFAULT_LANGUAGE, language_of
 from bot.jobs.service import JobService
 from bot.operations.catalogue import Operation
 from bot.operations.styles import StyleCatalogue
+from bot.tg.live_photos import LivePhotoMaker
 from bot.tg.miniapp import AppLinks
 
 #: the single user ids Telegram puts in `from` for anonymous group admins and for posts sent as a channel
@@ -99,6 +100,8 @@ class BotData:
         self.refused_logged: dict[int | None, float] = {}
         #: whether results can be handed to Telegram as signed media links (PUBLIC_URL is set; bot.tg.deliverable)
         self.media_links = False
+        #: delivered videos sent again as live photos (bot.tg.handlers.live_photos)
+        self.live_photos = LivePhotoMaker()
 
 
 class CustomContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]):

@@ -3,8 +3,9 @@
 The data names a stored job and an action, nothing kept in memory, so a button works after a restart
 and on any replica: ``fu:<job id>:a`` (again), ``fu:<job id>:s[:<style>]`` (another style: the picker,
 then a style), ``fu:<job id>:n:<operation>:<argument>[:<picture>]`` (a next operation on a result),
-and under a video ``fu:<job id>:l`` (longer) and ``fu:<job id>:m[:<model>:<seconds>]`` (another model and
-length: named, so a stale button naming a model that cannot make the job is refused, never taken for another).
+and under a video ``fu:<job id>:l`` (longer), ``fu:<job id>:m[:<model>:<seconds>]`` (another model and
+length: named, so a stale button naming a model that cannot make the job is refused, never taken for another)
+and ``fu:<job id>:p`` (the same video as a live photo: an animated photo short enough for one).
 Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
 button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
 needs numbers, nor the styled ones, which need a style), and every video one (animate) beyond those.
@@ -26,9 +27,10 @@ from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.keyboards import rows, style_label
 from bot.tg.miniapp import AppLinks
+from bot.videos import LIVE_PHOTO_MAX_SECONDS
 
 PREFIX = "fu"
-AGAIN, STYLE, NEXT, LONGER, MODEL = "a", "s", "n", "l", "m"
+AGAIN, STYLE, NEXT, LONGER, MODEL, LIVE_PHOTO = "a", "s", "n", "l", "m", "p"
 #: next-operation buttons under one result at most
 MAX_NEXT = 6
 CALLBACK_MAX_BYTES = 64
@@ -55,7 +57,7 @@ def parse(data: str | None) -> FollowUp | None:
     if len(parts) < 3 or not parts[1].isdecimal():
         return None
     job_id, action = int(parts[1]), parts[2]
-    if action in (AGAIN, LONGER) and len(parts) == 3:
+    if action in (AGAIN, LONGER, LIVE_PHOTO) and len(parts) == 3:
         return FollowUp(job_id, action)
     if action == MODEL and len(parts) == 3:
         return FollowUp(job_id, MODEL)
@@ -110,7 +112,8 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
 
 
 def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton]) -> InlineKeyboardMarkup:
-    """Under a video: again, longer (while its model makes longer ones), another model and length."""
+    """Under a video: again, longer (while its model makes longer ones), another model and length, and a live
+    photo when the video animates a photo and is short enough for one."""
     lang = job.language
     if operation.alternatives is not None and operation.alternatives(dict(job.args), len(job.inputs)):
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_MODEL), callback_data=_data(PREFIX, job.id, MODEL)))
@@ -118,6 +121,9 @@ def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeybo
     if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
         rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LONGER, seconds=longer["duration"]),
                                            callback_data=_data(PREFIX, job.id, LONGER))])
+    if job.inputs and int(job.args.get("duration", LIVE_PHOTO_MAX_SECONDS + 1)) <= LIVE_PHOTO_MAX_SECONDS:
+        rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LIVE_PHOTO),
+                                           callback_data=_data(PREFIX, job.id, LIVE_PHOTO))])
     return InlineKeyboardMarkup(rows_)
 
 

@@ -251,6 +251,12 @@ FU_AGAIN = N_("🔁 Again")
 FU_OTHER_STYLE = N_("🎨 Another style")
 FU_LONGER = N_("⏩ Longer: {seconds} s")
 FU_OTHER_MODEL = N_("🎞 Another model")
+FU_LIVE_PHOTO = N_("📸 As a live photo")
+LIVE_PHOTO_ON_ITS_WAY = N_("📸 The live photo is on its way.")
+LIVE_PHOTO_TOO_LONG = N_("Only a video of up to 10 seconds can become a live photo.")
+LIVE_PHOTO_TOO_BIG = N_("This video is larger than a live photo may be (10 MB), so it stays a video.")
+LIVE_PHOTO_REFUSED = N_("Telegram did not take this video as a live photo, so it stays a video.")
+LIVE_PHOTO_FAILED = N_("I couldn't send the live photo just now. Please press the button again in a minute.")
 #: a choice offered as a button, with what a job with it costs
 PRICED_CHOICE = N_("{choice} · {cost}")
 VIDEO_LINK = N_("{caption}\n\nThe video is larger than Telegram takes from a bot (50 MB). "

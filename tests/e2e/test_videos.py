@@ -421,3 +421,58 @@ async def test_a_stale_another_model_button_naming_a_one_photo_model_is_refused(
     assert second.caption.startswith("✅ Animate (Vidu Q2 Turbo, 4 s)") and picked in telegram.callback_answers
     assert posted_videos(sandbox)[-1] == "/v1/aiart/startend2video/viduq2-turbo"
     assert await settled(lambda: balance(settings, ALICE.id), 82) == 82
+
+
+def live_photos(telegram: FakeTelegram, chat_id: int) -> list:
+    return [m for m in telegram.sent(chat_id) if m.media_kind == "live_photo"]
+
+
+async def test_an_animated_photo_comes_again_as_a_live_photo_of_its_first_frame_for_nothing(
+        bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    photo = picture(320, 240, (30, 90, 200))
+    telegram.user_sends(alice_chat, ALICE, photo=photo, caption="/animate seedance she smiles")
+    [video] = await wait_media(telegram, alice_chat.id)
+    live = next(data for data, label in buttons(video).items() if label == "📸 As a live photo")
+    assert await settled(lambda: balance(settings, ALICE.id), 90) == 90
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live)
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
+    [sent] = live_photos(telegram, alice_chat.id)
+    assert sent.reply_to_message_id == video.message_id and sent.caption == video.caption
+    assert sent.media == video.media  # the same motion
+    still = telegram.message(alice_chat.id, sent.message_id)["live_photo"]["photo"][-1]
+    still_bytes = telegram.file_bytes(still["file_id"])
+    _, size, frames, _ = decoded(video.media)
+    assert (still["width"], still["height"]) == size
+    assert difference(Image.open(io.BytesIO(still_bytes)), frames[0]) < 4  # the still is the first frame
+    assert await balance(settings, ALICE.id) == 90  # nothing charged for it
+    assert len(await jobs(settings)) == 1
+
+
+async def test_a_video_too_large_for_a_live_photo_says_so_and_stays_a_video(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
+                        caption="/animate seedance sandbox-size-11mb")
+    [video] = await wait_media(telegram, alice_chat.id, timeout=40)
+    live = next(data for data, label in buttons(video).items() if label == "📸 As a live photo")
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live)
+    await telegram.wait_for(lambda: any("larger than a live photo" in (answer.get("text") or "")
+                                        for answer in telegram.callback_answers.values()))
+    assert live_photos(telegram, alice_chat.id) == []
+
+
+def kling_makes_15_seconds(video: dict) -> None:
+    """An operator's catalogue whose Kling also makes 15 s videos, longer than a live photo may be."""
+    video["styles"]["kling"]["durations"] = [5, 10, 15]
+
+
+@pytest.mark.parametrize("settings", [kling_makes_15_seconds], indirect=True)
+async def test_only_a_short_video_of_a_photo_offers_a_live_photo(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, text="/video seedance a paper boat")
+    [described] = await wait_media(telegram, alice_chat.id)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate kling 15s")
+    longest = (await wait_media(telegram, alice_chat.id, 2))[1]
+    for video in (described, longest):
+        assert video.media_kind == "video"
+        assert "📸 As a live photo" not in buttons(video).values()

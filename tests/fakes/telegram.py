@@ -132,7 +132,9 @@ class FakeTelegram:
         self._api.guest = self.guest
         self._api.register("answerGuestQuery", self.guest.answer_guest_query)
         #: videos (tests/fakes/telegram_video.py)
-        self._api.register("sendVideo", VideoSender(self._state, MessageSender(self._state)).send_video)
+        videos = VideoSender(self._state, MessageSender(self._state))
+        self._api.register("sendVideo", videos.send_video)
+        self._api.register("sendLivePhoto", videos.send_live_photo)
 
     def __repr__(self) -> str:
         return f"<FakeTelegram url={self._url} bot=@{self.bot_user.username} calls={len(self.calls)}>"
@@ -233,6 +235,10 @@ class FakeTelegram:
         if is_photo(data):
             return self._state.store_photo(data)[-1]["file_id"]
         return self._state.store_document(data, "file.bin", None)["file_id"]
+
+    def file_bytes(self, file_id: str) -> bytes:
+        """The bytes Telegram keeps under a file_id (what getFile would serve)."""
+        return self._state.files[file_id].data
 
     def _publish(self, kind: str, message: StoredMessage) -> dict[str, Any]:
         payload = message.to_dict()

@@ -117,6 +117,10 @@ class MessageSender:
         """A media parameter resolved as the other send methods do (an upload, attach:// or a file_id)."""
         return self._media(value, files, kind, kind)
 
+    def photo_of(self, value: Any, files: Files) -> list[dict[str, Any]]:
+        """A photo parameter as sendPhoto takes it (an upload, attach:// or a photo's file_id): its sizes."""
+        return self._prepare_photo(self._media(value, files, "photo", "photo"), {}).fields["photo"]
+
     def _caption(self, params: dict[str, Any]) -> dict[str, Any]:
         if params.get("caption") is None:
             return {}

@@ -69,3 +69,37 @@ async def test_an_upload_over_50_mb_is_refused_whole(fake: FakeTelegram, bot: te
     with pytest.raises((BadRequest, NetworkError), match="(?i)too large"):
         await bot.send_video(ALICE.id, InputFile(padded, filename="big.mp4"))
     assert fake.sent(ALICE.id) == []
+
+
+async def test_a_live_photo_is_kept_with_its_video_and_static_photo(fake: FakeTelegram, bot: telegram.Bot) -> None:
+    message = await bot.send_live_photo(ALICE.id, InputFile(CLIP, filename="live.mp4"), jpeg(160, 120),
+                                        caption="rain")
+    assert message.live_photo is not None and message.live_photo.duration.total_seconds() == 1
+    assert (message.live_photo.width, message.live_photo.height) == (160, 120)
+    # older clients see the photo alone: Telegram sets both fields
+    assert message.photo and message.photo[-1].file_id == message.live_photo.photo[-1].file_id
+    [sent] = fake.sent(ALICE.id)
+    assert sent.media_kind == "live_photo" and sent.media == CLIP and sent.caption == "rain"
+
+
+@pytest.mark.parametrize(("seconds", "filler", "reason"), [
+    (11, 0, "no longer than 10 seconds"),
+    (1, 10 * 1024 * 1024, "must not exceed 10 mb"),
+], ids=["long", "heavy"])
+async def test_a_live_photo_past_its_limits_is_refused(fake: FakeTelegram, bot: telegram.Bot, seconds: int,
+                                                       filler: int, reason: str) -> None:
+    video = clips.encode(clips.scene("rain", "kling-v3", (64, 48)), (64, 48), seconds, filler=filler)
+    with pytest.raises(BadRequest, match=f"(?i){reason}"):
+        await bot.send_live_photo(ALICE.id, InputFile(video, filename="live.mp4"), jpeg(64, 48))
+    assert fake.sent(ALICE.id) == []
+
+
+async def test_a_live_photo_is_never_taken_by_url_nor_from_a_videos_file_id(fake: FakeTelegram,
+                                                                            bot: telegram.Bot) -> None:
+    with pytest.raises(BadRequest, match="(?i)by a url"):
+        await bot.send_live_photo(ALICE.id, "https://example.com/live.mp4", jpeg(160, 120))
+    video = await bot.send_video(ALICE.id, InputFile(CLIP, filename="clip.mp4"))
+    with pytest.raises(BadRequest, match="(?i)another type"):
+        await bot.send_live_photo(ALICE.id, video.video.file_id, jpeg(160, 120))
+    with pytest.raises(BadRequest, match="(?i)no live_photo"):
+        await bot.send_live_photo(ALICE.id, None, jpeg(160, 120))

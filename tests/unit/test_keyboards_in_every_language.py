@@ -62,6 +62,9 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
                 markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style, 1),
                                                      per_row=1 if operation.pick.priced else 3)
                 found[f"pick of {name} {style}"] = markup
+        if operation.longer is not None:  # a video's: again, longer, another model, and a live photo of a photo's
+            found[f"follow-ups of a 5 s {name}"] = followups.keyboard(
+                job(name, lang, args={"model": "seedance", "duration": 5}), operation, OPERATIONS)
         if operation.alternatives is not None:
             found[f"other models of {name}"] = followups.model_keyboard(done, operation, lambda args: 20)
         if operation.presets is not None:

@@ -22,6 +22,7 @@ from bot.store import JobRecord
 from bot.tg import followups, texts
 from bot.tg.answers import answer
 from bot.tg.context import CustomContext, deps, language_for
+from bot.tg.handlers.live_photos import send_as_live_photo
 from bot.tg.handlers.router import Router
 from bot.tg.queueing import queue
 
@@ -60,6 +61,8 @@ async def on_follow_up(update: Update, context: CustomContext) -> None:
         await _another_style(context, query, job, choice, message)
     elif choice.action in (followups.LONGER, followups.MODEL):
         await _another_video(context, query, job, choice, message)
+    elif choice.action == followups.LIVE_PHOTO:
+        await send_as_live_photo(context, query, job, message)
     else:
         await _next_operation(context, query, job, choice, message)
 

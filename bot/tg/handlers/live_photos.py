@@ -1,0 +1,54 @@
+"""The "As a live photo" button under an animated photo: the same video sent again as a live photo, free."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import CallbackQuery, Message, ReplyParameters
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, TelegramError
+
+from bot.i18n import tr
+from bot.store import JobRecord
+from bot.tg import texts
+from bot.tg.answers import answer
+from bot.tg.context import CustomContext
+from bot.tg.live_photos import fits
+from bot.videos import VideoRejected
+
+log = logging.getLogger(__name__)
+
+
+async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: JobRecord, message: Message) -> None:
+    """Answer the press, then send the video on `message` as a live photo, or say why it cannot be one."""
+    lang = job.language
+    if message.video is None or not job.inputs:
+        await answer(query, tr(lang, texts.FU_GONE), alert=True)
+        return
+    short, small = fits(message.video)
+    if not short or not small:
+        await answer(query, tr(lang, texts.LIVE_PHOTO_TOO_LONG if not short else texts.LIVE_PHOTO_TOO_BIG),
+                     alert=True)
+        return
+    maker = context.bot_data.live_photos
+    if maker.busy(message):
+        await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
+        return
+    await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
+    try:
+        await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
+        await maker.make(context.bot, message)
+    except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
+        log.info("job %s: no live photo: %s", job.id, error)
+        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
+    except TelegramError as error:
+        log.info("job %s: live photo not sent: %s", job.id, error)
+        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+
+
+async def _tell(context: CustomContext, message: Message, text: str) -> None:
+    try:
+        await context.bot.send_message(message.chat_id, text, reply_parameters=ReplyParameters(
+            message_id=message.message_id, allow_sending_without_reply=True))
+    except TelegramError as error:  # the chat is gone: nobody to tell
+        log.info("could not say the live photo failed: %s", error)
