@@ -180,6 +180,14 @@ class InboxRepository:
             .returning(inbox_table.c.update_id))
         return result.first() is not None
 
+    async def renew(self, update_id: int, *, owner: str, until: datetime) -> bool:
+        """Extend `owner`'s lease of an update being handled; False once it is finished or was taken over."""
+        result = await self._session.execute(
+            update(inbox_table).where(inbox_table.c.update_id == update_id, inbox_table.c.lease_owner == owner,
+                                      inbox_table.c.state.in_(_CLAIMABLE))
+            .values(lease_until=until).returning(inbox_table.c.update_id))
+        return result.first() is not None
+
     async def release_all(self, *, owner: str) -> int:
         """Give up every lease `owner` holds (at start-up: what a previous run of this worker left)."""
         result = await self._session.execute(

@@ -8,8 +8,8 @@ or its sender's (SENDER_SHARE), an update is stored as dropped, and the first on
 A payment is stored without its chat and sender: no share counts it, and it waits behind no other update.
 
 `run` claims updates under a lease, at most one per chat at a time and oldest chats first (see
-bot.store.inbox), and hands each to PTB's `process_update`; a handled update is marked done. A
-replica that dies mid-update leaves its lease to run out, and another replica (or itself, restarted
+bot.store.inbox), and hands each to PTB's `process_update`, renewing the lease while it runs; a handled
+update is marked done. A replica that dies mid-update leaves its lease to run out, and another replica (or itself, restarted
 under the same WORKER_ID, at once) handles the update again; as after a crash in long polling, an
 update that already made a job is not handled twice: the job's transaction marked its update handled
 (bot.store.inbox.HANDLING_UPDATE), and a claim that is not the first looks that up (`already_handled`).
@@ -65,10 +65,14 @@ class UpdateInbox:
         self._clock = clock
         self._answering: set[asyncio.Task[None]] = set()  # answers to presses dropped in a flood
         self._forgotten_at = 0.0
-        # a finished update wakes the loop: its chat's next update may start now
+        # a finished update wakes the loop: its chat's next update may start now; a lease is renewed three
+        # times a lease while its update is handled, so a slow handler (a long wait on a chat's flood limit,
+        # a large upload) is never taken for a dead replica's and handled again, nor its chat's next update
+        # started beside it
         self._loop: LeasedLoop[InboxItem] = LeasedLoop(
             claim=self._claim, handle=self._handle, release=self._release_own, capacity=concurrency, idle=idle,
-            grace=grace, noun="update", wake_on_done=True)
+            grace=grace, noun="update", wake_on_done=True, renew=self._renew,
+            renew_every=lambda item: lease.total_seconds() / 3)
 
     # ---- storing (the webhook) ------------------------------------------------------------------
 
@@ -155,6 +159,11 @@ class UpdateInbox:
                                                       state=final)
         except Exception:  # handled, but not recorded: it may be handled again after its lease
             log.exception("could not record update %s as handled", item.update_id)
+
+    async def _renew(self, item: InboxItem) -> bool:
+        async with self._sessions() as session, session.begin():
+            return await InboxRepository(session).renew(item.update_id, owner=self._owner,
+                                                        until=self._clock() + self._lease)
 
     async def _made_a_job(self, update_id: int) -> bool:
         try:
