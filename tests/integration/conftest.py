@@ -1,10 +1,12 @@
-"""Fixtures shared by the tests of the fake Bot API: python-telegram-bot's real Bot, pointed at a module's `fake`."""
+"""Fixtures shared by the integration tests: python-telegram-bot's real Bot pointed at a module's `fake`, and a
+quick embedded sandbox."""
 
 from collections.abc import AsyncIterator
 
 import pytest
 import telegram
 
+from bot.sandbox import Sandbox, SandboxConfig
 from tests.fakes.telegram import FakeTelegram
 
 
@@ -18,3 +20,14 @@ async def bot(fake: FakeTelegram) -> AsyncIterator[telegram.Bot]:
     """The real Bot against the `fake` fixture of the module that asks for it."""
     async with ptb_bot(fake) as bot:
         yield bot
+
+
+#: the key of the `sandbox` fixture's sandbox
+SANDBOX_KEY = "integration-sandbox-key"
+
+
+@pytest.fixture
+async def sandbox() -> AsyncIterator[Sandbox]:
+    """An embedded sandbox on loopback whose tasks take 0.05 s, for tests that call its endpoints."""
+    async with Sandbox(SandboxConfig(api_key=SANDBOX_KEY, task_seconds=0.05)) as sandbox:
+        yield sandbox

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import av
@@ -30,19 +29,8 @@ from bot.aiart import AiartClient
 from bot.operations.animate import CharacterVideoRequest, ImageToVideoRequest, StartEndVideoRequest
 from bot.operations.video import TextToVideoRequest
 from bot.operations.videos import VideoRequest
-from bot.sandbox import Sandbox, SandboxConfig
-
-API_KEY = "provider-client-key"
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[Sandbox]:
-    sandbox = Sandbox(SandboxConfig(api_key=API_KEY, task_seconds=0.05))
-    await sandbox.start()
-    try:
-        yield sandbox
-    finally:
-        await sandbox.stop()
+from bot.sandbox import Sandbox
+from tests.integration.conftest import SANDBOX_KEY as API_KEY
 
 
 @pytest.fixture

@@ -16,18 +16,7 @@ from bot.aiart.models import TaskState
 from bot.operations.animate import ImageToVideoRequest, StartEndVideoRequest
 from bot.operations.video import TextToVideoRequest
 from bot.sandbox import Sandbox, SandboxConfig
-
-API_KEY = "video-sandbox-key"
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[Sandbox]:
-    sandbox = Sandbox(SandboxConfig(api_key=API_KEY, task_seconds=0.05))
-    await sandbox.start()
-    try:
-        yield sandbox
-    finally:
-        await sandbox.stop()
+from tests.integration.conftest import SANDBOX_KEY as API_KEY
 
 
 @pytest.fixture
