@@ -22,7 +22,7 @@ from bot.media import MediaLinks, MediaTooLarge
 from bot.operations.catalogue import Operation
 from bot.store import JobRecord
 from bot.tg import texts
-from bot.tg.handlers.inline import OPEN_BOT, open_bot_url
+from bot.tg.keyboards import OPEN_BOT, open_bot_url
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.credits.packs import Pack
 from bot.credits.texts import pack_button
-from bot.i18n import Text, render, tr
+from bot.i18n import N_, Text, render, tr
 from bot.operations.catalogue import Operation
 from bot.operations.styles import Style, StyleGroup
 
@@ -19,6 +19,9 @@ STYLE_PREFIX = "st"
 #: a picked argument (a catalogue `Pick`): the button carries the whole argument text
 PICK_PREFIX = "ar"
 CALLBACK_MAX_BYTES = 64
+#: `/start inline`, the deep link of the "open the bot" buttons (inline and guest answers)
+START_PARAMETER = "inline"
+OPEN_BOT = N_("Open the bot")
 
 
 @dataclass(frozen=True)
@@ -104,3 +107,13 @@ def packs_keyboard(language: str, packs: tuple[Pack, ...]) -> InlineKeyboardMark
     return InlineKeyboardMarkup([[InlineKeyboardButton(
         pack_button(language, pack.credits, pack.stars),
         callback_data=f"{BUY_PREFIX}{pack.credits}:{pack.stars}")] for pack in packs])
+
+
+def open_bot_url(username: str | None) -> str:
+    """The t.me deep link that opens the bot's chat (`/start inline`)."""
+    return f"https://t.me/{username}?start={START_PARAMETER}"
+
+
+def open_bot_keyboard(language: str, username: str | None) -> InlineKeyboardMarkup:
+    """One button that opens the bot's chat."""
+    return InlineKeyboardMarkup([[InlineKeyboardButton(tr(language, OPEN_BOT), url=open_bot_url(username))]])

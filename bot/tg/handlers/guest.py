@@ -43,9 +43,9 @@ from bot.tg import texts
 from bot.tg.context import CustomContext, conversations, deps, language_for
 from bot.tg.deliverable import can_deliver
 from bot.tg.followups import next_operations
-from bot.tg.handlers.inline import open_bot_keyboard
 from bot.tg.handlers.router import Router
 from bot.tg.inputs import FileInput, problem_with
+from bot.tg.keyboards import open_bot_keyboard
 from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,6 @@ import asyncio
 import logging
 
 from telegram import (
-    InlineKeyboardButton,
     InlineKeyboardMarkup,
     InlineQueryResultArticle,
     InlineQueryResultCachedDocument,
@@ -37,6 +36,7 @@ from bot.tg import texts
 from bot.tg.context import CustomContext, Deps, deps, language_for
 from bot.tg.deliverable import can_deliver
 from bot.tg.handlers.router import Router
+from bot.tg.keyboards import START_PARAMETER, open_bot_keyboard
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +52,11 @@ READ_BUDGET_S = 1.5
 STYLES_OFFERED = 3
 #: a Generate result's id: "g:<style>"
 GENERATE = "g"
-#: `/start inline`, the deep link of the "open the bot" buttons
-START_PARAMETER = "inline"
 
 GENERATE_TITLE = N_("Generate: {description}")
 GENERATE_STYLED = N_("Generate ({style}): {description}")
 GENERATE_HINT = N_("Draws the picture right here")
 STARTING = N_("🎨 {description}\n⏳ Starting…")
-OPEN_BOT = N_("Open the bot")
 PRIVATE_BUTTON = N_("This bot is private: open it")
 NO_RESULTS_BUTTON = N_("No pictures yet: make one in the bot")
 OPEN_FIRST = N_("I can only draw here for someone who has a chat with me. Open the bot, press Start, then choose "
@@ -97,16 +94,6 @@ class FeedbackWatch:
 
 def _watch(context: CustomContext) -> FeedbackWatch:
     return context.bot_data.feedback
-
-
-def open_bot_url(username: str | None) -> str:
-    """The t.me deep link that opens the bot's chat (`/start inline`)."""
-    return f"https://t.me/{username}?start={START_PARAMETER}"
-
-
-def open_bot_keyboard(language: str, username: str | None) -> InlineKeyboardMarkup:
-    """One button that opens the bot's chat."""
-    return InlineKeyboardMarkup([[InlineKeyboardButton(tr(language, OPEN_BOT), url=open_bot_url(username))]])
 
 
 def _names(job: JobRecord, operations: dict[str, Operation], language: str) -> set[str]:
