@@ -205,6 +205,18 @@ async def test_dragging_the_frame_queues_the_paddings_shown(bot, telegram, brows
     assert page_errors(app) == []
 
 
+async def test_in_arabic_the_photos_left_side_is_still_shown_on_the_left(bot, telegram, browser, settings) -> None:
+    person = User(ALICE.id, "Alice", language_code="ar")
+    ref = await sent_photo(telegram, person, 400, 300)
+    app = await open_app(browser, settings, telegram, person, f"s=frame&p={ref}")
+    assert await app.page.evaluate("document.documentElement.dir") == "rtl"
+    left, right = [await rect(app, f"#sides div:has(#side-{side})") for side in ("left", "right")]
+    assert left["left"] + left["width"] <= right["left"]  # the photo's sides as the photo has them, not mirrored with the text
+    # each box still reads right to left
+    assert await app.page.evaluate("getComputedStyle(document.querySelector('#sides div')).direction") == "rtl"
+    assert page_errors(app) == []
+
+
 async def test_a_style_tap_queues_that_style_on_the_photo(bot, telegram, browser, settings) -> None:
     ref = await sent_photo(telegram, ALICE, 320, 240)
     app = await open_app(browser, settings, telegram, ALICE, f"s=styles&p={ref}")
