@@ -87,6 +87,9 @@ async def test_a_bot_out_of_reach_at_start_shows_a_readable_page_and_retry_bring
     assert await app.page.evaluate("document.documentElement.dir") == ("rtl" if language == "ar" else "ltr")
     tabs = await app.page.evaluate("[...document.querySelectorAll('.tab')].map((tab) => tab.textContent.trim())")
     assert all(tabs), tabs
+    current = await app.page.evaluate("[...document.querySelectorAll('.tab[aria-current=page]')].map((tab) => "
+                                      "tab.dataset.screen)")
+    assert current == ["results"]  # the tabs still say where the person is
     await app.page.screenshot(path=screenshots_dir() / f"offline-{scheme}-{language}.png")
     await app.page.context.unroute("**/app/api/**")
     await app.page.locator("[data-action='retry']").click()

@@ -294,13 +294,17 @@ function screenName() {
   return ["paint", "frame", "styles", "results"].includes(asked) ? asked : "results";
 }
 
+function markTab(screen) {
+  for (const tab of document.querySelectorAll(".tab")) {
+    if (tab.dataset.screen === screen) tab.setAttribute("aria-current", "page"); else tab.removeAttribute("aria-current");
+  }
+}
+
 const shown = {};
 async function show(screen) {
   $("done").hidden = true;
   for (const section of document.querySelectorAll(".screen")) section.hidden = section.id !== screen;
-  for (const tab of document.querySelectorAll(".tab")) {
-    if (tab.dataset.screen === screen) tab.setAttribute("aria-current", "page"); else tab.removeAttribute("aria-current");
-  }
+  markTab(screen);
   document.title = text(screen);
   const needsPhoto = screen === "paint" || screen === "frame";
   $("no-photo").hidden = !(needsPhoto && !state.photoRef);
@@ -923,6 +927,7 @@ async function start() {
     state.prices = prices;
   } catch (error) {
     $("loading").hidden = true;
+    markTab(screenName());  // the tabs still say where the person is while the bot is out of reach
     sayError(error, start);
     return;
   }
