@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from importlib import resources
@@ -18,7 +19,7 @@ from bot.credits import CreditPolicy, CreditService, Pack
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from tests.conftest import migrated_sqlite
-from tests.e2e.conftest import ALICE, POLL_TIME_SCALE
+from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import bot_settings, settings_of
@@ -476,3 +477,35 @@ async def test_only_a_short_video_of_a_photo_offers_a_live_photo(bot, telegram, 
     for video in (described, longest):
         assert video.media_kind == "video"
         assert "📸 As a live photo" not in buttons(video).values()
+
+
+def live_photo_button(video) -> str:
+    return next(data for data, label in buttons(video).items() if label == "📸 As a live photo")
+
+
+async def test_a_press_naming_another_job_on_a_video_makes_no_live_photo(bot, telegram, group_chat, settings):
+    """Crafted data: Bob names his own job on Alice's video, where only she may press its buttons."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(group_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, group_chat.id)
+    telegram.user_sends(group_chat, BOB, photo=picture(64, 48, (200, 90, 30)), caption="/colorize")
+    coloured = (await wait_media(telegram, group_chat.id, 2))[1]
+    bobs_job = next(data for data in buttons(coloured) if data.startswith("fu:")).split(":")[1]
+    assert live_photo_button(video) != f"fu:{bobs_job}:p"
+    query = telegram._state.user_press(group_chat, BOB, video.message_id, f"fu:{bobs_job}:p", crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == "That result is no longer available. Send the photo again."
+    await asyncio.sleep(1)  # a live photo made anyway would be sent by now
+    assert live_photos(telegram, group_chat.id) == []
+
+
+async def test_a_live_photo_press_naming_a_job_id_past_the_database_integers_is_gone(bot, telegram, alice_chat,
+                                                                                    settings, caplog):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    queries = [telegram._state.user_press(alice_chat, ALICE, video.message_id, data, crafted=True)
+               for data in ("fu:" + "9" * 58 + ":p", f"fu:{2 ** 63}:p", "fu:٣:p", "fu:1:p:x")]
+    await telegram.wait_for(lambda: all(query in telegram.callback_answers for query in queries))
+    assert "Traceback" not in caplog.text
+    assert live_photos(telegram, alice_chat.id) == []

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: JobRecord, message: Message) -> None:
     """Answer the press, then send the video on `message` as a live photo, or say why it cannot be one."""
     lang = job.language
-    if message.video is None or not job.inputs:
+    if message.video is None or not job.inputs or not _offered(query.data, message):
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
         return
     short, small = fits(message.video)
@@ -44,6 +44,14 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
     except TelegramError as error:
         log.info("job %s: live photo not sent: %s", job.id, error)
         await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+
+
+def _offered(data: str | None, message: Message) -> bool:
+    """Whether the message carries the pressed button: a client can send any data, naming another job's id on
+    this video (one the presser may use, on a video they may not), and only the bot puts buttons on a message."""
+    markup = message.reply_markup
+    rows = markup.inline_keyboard if markup is not None else ()
+    return any(button.callback_data == data for row in rows for button in row)
 
 
 async def _tell(context: CustomContext, message: Message, text: str) -> None:
