@@ -36,23 +36,26 @@ class LivePhotoMaker:
         self._slots = asyncio.Semaphore(at_once)
         self._making: set[tuple[int, int]] = set()
 
-    def busy(self, message: Message) -> bool:
-        """Whether a live photo of this message's video is being made now."""
-        return (message.chat_id, message.message_id) in self._making
+    def claim(self, message: Message) -> bool:
+        """Mark this message's video as being made; False when it is already (a second press is told so)."""
+        key = (message.chat_id, message.message_id)
+        if key in self._making:
+            return False
+        self._making.add(key)
+        return True
+
+    def release(self, message: Message) -> None:
+        """The claimed make is over, sent or not."""
+        self._making.discard((message.chat_id, message.message_id))
 
     async def make(self, bot: Bot, message: Message) -> Message:
-        """Send the video on `message` as a live photo replying to it, with its caption; raises TelegramError,
-        or VideoRejected when the video has no frame to show still."""
-        key = (message.chat_id, message.message_id)
-        self._making.add(key)
-        try:
-            async with self._slots:
-                file = await bot.get_file(message.video.file_id)
-                video = bytes(await file.download_as_bytearray())
-                photo = await asyncio.to_thread(still, video)
-                return await bot.send_live_photo(
-                    message.chat_id, InputFile(video, filename="live.mp4"), photo, caption=message.caption,
-                    caption_entities=message.caption_entities,
-                    reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))
-        finally:
-            self._making.discard(key)
+        """Send the video on `message` (claimed) as a live photo replying to it, with its caption; raises
+        TelegramError, or VideoRejected when the video has no frame to show still."""
+        async with self._slots:
+            file = await bot.get_file(message.video.file_id)
+            video = bytes(await file.download_as_bytearray())
+            photo = await asyncio.to_thread(still, video)
+            return await bot.send_live_photo(
+                message.chat_id, InputFile(video, filename="live.mp4"), photo, caption=message.caption,
+                caption_entities=message.caption_entities,
+                reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))

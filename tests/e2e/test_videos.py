@@ -22,6 +22,7 @@ from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram_models import TgFaults
 from tests.harness import bot_settings, settings_of
 
 #: a video model's usual time in these tests: the sandbox's tasks take tenths of a second, not minutes
@@ -509,3 +510,33 @@ async def test_a_live_photo_press_naming_a_job_id_past_the_database_integers_is_
     await telegram.wait_for(lambda: all(query in telegram.callback_answers for query in queries))
     assert "Traceback" not in caplog.text
     assert live_photos(telegram, alice_chat.id) == []
+
+
+async def test_a_live_photo_being_made_holds_up_nothing_else_of_its_chat(bot, telegram, alice_chat, settings):
+    """A make downloads, decodes and uploads for seconds: the person's next message is answered meanwhile."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=4, methods=frozenset({"download"}))
+    query = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_timeout"] == 1)  # the video's download stalls
+    telegram.user_sends(alice_chat, ALICE, text="/balance")
+    await wait_text(telegram, alice_chat.id, "Your credits", timeout=3)
+    assert live_photos(telegram, alice_chat.id) == []
+    assert telegram.callback_answers[query]["text"] == "📸 The live photo is on its way."
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
+
+
+async def test_a_double_press_sends_one_live_photo(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=2, methods=frozenset({"download"}))
+    first = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    second = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: second in telegram.callback_answers and bool(live_photos(telegram, alice_chat.id)))
+    assert telegram.callback_answers[first]["text"] == telegram.callback_answers[second]["text"] \
+        == "📸 The live photo is on its way."
+    await asyncio.sleep(2.5)  # a second make would have its stalled download by now
+    assert len(live_photos(telegram, alice_chat.id)) == 1
+    assert len(telegram.downloads) == 1 + 1  # the photo animated, and the video once

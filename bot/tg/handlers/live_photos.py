@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from telegram import CallbackQuery, Message, ReplyParameters
@@ -15,6 +16,7 @@ from bot.tg.answers import answer
 from bot.tg.context import CustomContext
 from bot.tg.live_photos import fits
 from bot.videos import VideoRejected
+from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +33,27 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
                      alert=True)
         return
     maker = context.bot_data.live_photos
-    if maker.busy(message):
+    # claimed before anything is awaited: a second press (a double tap) is told it is on its way, never made twice
+    if not maker.claim(message):
         await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
         return
-    await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
+    try:
+        await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
+        # a make waits for its turn, then downloads, decodes and uploads for seconds: meanwhile it lets go of the
+        # update's handler slot and its chat's turn (bot.waiting), as a post waiting for its chat's limit does;
+        # a crash now loses only a free live photo, pressed for again
+        on_wait = ON_WAIT.get()
+        async with on_wait() if on_wait is not None else contextlib.nullcontext():
+            await _make(context, job, message)
+    finally:
+        maker.release(message)
+
+
+async def _make(context: CustomContext, job: JobRecord, message: Message) -> None:
+    lang = job.language
     try:
         await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
-        await maker.make(context.bot, message)
+        await context.bot_data.live_photos.make(context.bot, message)
     except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
         log.info("job %s: no live photo: %s", job.id, error)
         await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
