@@ -29,6 +29,10 @@ def fits(video: Video) -> tuple[bool, bool]:
     return seconds_of(video) <= LIVE_PHOTO_MAX_SECONDS, (video.file_size or 0) <= LIVE_PHOTO_MAX_BYTES
 
 
+class TooBig(Exception):
+    """The video turned out larger than a live photo may be, once Telegram said its size."""
+
+
 class LivePhotoMaker:
     """Sends videos the bot delivered again as live photos, a few at a time, each video once at a time."""
 
@@ -50,10 +54,15 @@ class LivePhotoMaker:
 
     async def make(self, bot: Bot, message: Message) -> Message:
         """Send the video on `message` (claimed) as a live photo replying to it, with its caption; raises
-        TelegramError, or VideoRejected when the video has no frame to show still."""
+        TelegramError, TooBig, or VideoRejected when the video has no frame to show still."""
         async with self._slots:
             file = await bot.get_file(message.video.file_id)
+            # the message may not say the size (or say it wrong): getFile's is Telegram's own, and the bytes decide
+            if (file.file_size or 0) > LIVE_PHOTO_MAX_BYTES:
+                raise TooBig(file.file_size)
             video = bytes(await file.download_as_bytearray())
+            if len(video) > LIVE_PHOTO_MAX_BYTES:
+                raise TooBig(len(video))
             photo = await asyncio.to_thread(still, video)
             return await bot.send_live_photo(
                 message.chat_id, InputFile(video, filename="live.mp4"), photo, caption=message.caption,

@@ -540,3 +540,19 @@ async def test_a_double_press_sends_one_live_photo(bot, telegram, alice_chat, se
     await asyncio.sleep(2.5)  # a second make would have its stalled download by now
     assert len(live_photos(telegram, alice_chat.id)) == 1
     assert len(telegram.downloads) == 1 + 1  # the photo animated, and the video once
+
+
+async def test_a_video_whose_size_telegram_left_out_is_measured_before_it_is_downloaded(bot, telegram, alice_chat,
+                                                                                        settings):
+    """The message's video may come without file_size: getFile's size says 11 MB, so nothing is fetched."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
+                        caption="/animate seedance sandbox-size-11mb")
+    [video] = await wait_media(telegram, alice_chat.id, timeout=40)
+    del telegram._state.message(alice_chat.id, video.message_id).extra["video"]["file_size"]
+    downloads = len(telegram.downloads)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "larger than a live photo may be")
+    assert told == "This video is larger than a live photo may be (10 MB), so it stays a video."
+    assert len(telegram.downloads) == downloads and live_photos(telegram, alice_chat.id) == []
+    assert not [call for call in telegram.calls if call.method == "sendLivePhoto"]

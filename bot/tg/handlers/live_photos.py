@@ -14,7 +14,7 @@ from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.answers import answer
 from bot.tg.context import CustomContext
-from bot.tg.live_photos import fits
+from bot.tg.live_photos import TooBig, fits
 from bot.videos import VideoRejected
 from bot.waiting import ON_WAIT
 
@@ -54,6 +54,9 @@ async def _make(context: CustomContext, job: JobRecord, message: Message) -> Non
     try:
         await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
         await context.bot_data.live_photos.make(context.bot, message)
+    except TooBig as error:
+        log.info("job %s: no live photo: the video has %s bytes", job.id, error)
+        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
     except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
         log.info("job %s: no live photo: %s", job.id, error)
         await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
