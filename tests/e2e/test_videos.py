@@ -556,3 +556,19 @@ async def test_a_video_whose_size_telegram_left_out_is_measured_before_it_is_dow
     assert told == "This video is larger than a live photo may be (10 MB), so it stays a video."
     assert len(telegram.downloads) == downloads and live_photos(telegram, alice_chat.id) == []
     assert not [call for call in telegram.calls if call.method == "sendLivePhoto"]
+
+
+async def test_a_live_photo_telegram_asks_to_slow_down_for_is_sent_once_the_wait_is_over(bot, telegram, alice_chat,
+                                                                                        settings):
+    """A 429 whose retry_after is longer than the bot holds a call for: waited out, then sent, not dropped."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("429",), retry_after=6, methods=frozenset({"sendLivePhoto"}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_429"] == 1)
+    telegram.faults = None
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)), timeout=15)
+    refused, sent = [call for call in telegram.calls if call.method == "sendLivePhoto"]
+    assert sent.time - refused.time >= 6
+    assert [m.text for m in telegram.sent(alice_chat.id) if m.text] == []  # nothing said but the live photo

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
 from telegram import CallbackQuery, Message, ReplyParameters
 from telegram.constants import ChatAction
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, RetryAfter, TelegramError
 
 from bot.i18n import tr
 from bot.store import JobRecord
@@ -15,10 +16,14 @@ from bot.tg import texts
 from bot.tg.answers import answer
 from bot.tg.context import CustomContext
 from bot.tg.live_photos import TooBig, fits
+from bot.tg.ratelimit import retry_seconds
 from bot.videos import VideoRejected
 from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
+
+#: the longest a live photo waits, in all, on Telegram's 429s before the person is asked to press again
+RETRY_AFTER_BUDGET_S = 60.0
 
 
 async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: JobRecord, message: Message) -> None:
@@ -51,18 +56,36 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
 
 async def _make(context: CustomContext, job: JobRecord, message: Message) -> None:
     lang = job.language
-    try:
+    waited = 0.0
+    with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
         await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
-        await context.bot_data.live_photos.make(context.bot, message)
-    except TooBig as error:
-        log.info("job %s: no live photo: the video has %s bytes", job.id, error)
-        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
-    except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
-        log.info("job %s: no live photo: %s", job.id, error)
-        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
-    except TelegramError as error:
-        log.info("job %s: live photo not sent: %s", job.id, error)
-        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+    while True:
+        try:
+            await context.bot_data.live_photos.make(context.bot, message)
+            return
+        except RetryAfter as error:
+            # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
+            # but the claim, so a press meanwhile hears it is on its way), then made again; past the budget
+            # the person is told once the chat may be written to again
+            wait = retry_seconds(error)
+            log.info("job %s: live photo rate-limited; waiting %.1fs as Telegram asked", job.id, wait)
+            await asyncio.sleep(wait)
+            waited += wait
+            if waited > RETRY_AFTER_BUDGET_S:
+                await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+                return
+        except TooBig as error:
+            log.info("job %s: no live photo: the video has %s bytes", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
+            return
+        except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
+            log.info("job %s: no live photo: %s", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
+            return
+        except TelegramError as error:
+            log.info("job %s: live photo not sent: %s", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+            return
 
 
 def _offered(data: str | None, message: Message) -> bool:
