@@ -572,3 +572,21 @@ async def test_a_live_photo_telegram_asks_to_slow_down_for_is_sent_once_the_wait
     refused, sent = [call for call in telegram.calls if call.method == "sendLivePhoto"]
     assert sent.time - refused.time >= 6
     assert [m.text for m in telegram.sent(alice_chat.id) if m.text] == []  # nothing said but the live photo
+
+
+@pytest.mark.parametrize(("method", "fault"), [("getFile", "500"), ("download", "500"), ("download", "drop"),
+                                                ("sendLivePhoto", "500"), ("sendLivePhoto", "drop")])
+async def test_a_live_photo_telegram_fails_at_any_step_is_said_so_and_names_no_secret(
+        bot, telegram, alice_chat, settings, caplog, method, fault):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=(fault,), methods=frozenset({method}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo")
+    assert told == "I couldn't send the live photo just now. Please press the button again in a minute."
+    assert live_photos(telegram, alice_chat.id) == []
+    assert telegram.token not in caplog.text and telegram.token.split(":")[1] not in caplog.text
+    telegram.faults = None
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))  # a press again works
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
