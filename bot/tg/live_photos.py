@@ -3,8 +3,9 @@
 Telegram takes a live photo's video only as an upload (or a live photo's own file id) of at most 10 seconds
 and 10 MB, so the bot downloads the video it sent (getFile serves files up to 20 MB), makes the still from
 its first frame in a thread, and uploads both. A few at a time in a process bound the memory (two files of
-at most 10 MB each, and a decoded frame of at most 4K); a second press on the same video while one is being
-made is told so rather than doing the work twice.
+at most 10 MB each, getFile's own size checked before the download since a message may leave it out, and a
+decoded frame of at most 4K); a second press on the same video while one is being made is told so rather
+than doing the work twice.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def seconds_of(video: Video) -> int:
 
 
 def fits(video: Video) -> tuple[bool, bool]:
-    """Whether the video is short enough and small enough for a live photo (a file of unknown size is tried)."""
+    """Whether the video is short enough and small enough for a live photo (a file of unknown size is tried:
+    getFile tells its size before the download)."""
     return seconds_of(video) <= LIVE_PHOTO_MAX_SECONDS, (video.file_size or 0) <= LIVE_PHOTO_MAX_BYTES
 
 
