@@ -22,7 +22,7 @@ from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
-from tests.fakes.telegram_models import TgFaults
+from tests.fakes.telegram_models import TgFaults, User, private_chat
 from tests.harness import bot_settings, settings_of
 
 #: a video model's usual time in these tests: the sandbox's tasks take tenths of a second, not minutes
@@ -590,3 +590,24 @@ async def test_a_live_photo_telegram_fails_at_any_step_is_said_so_and_names_no_s
     telegram.faults = None
     telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))  # a press again works
     await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
+
+
+async def test_many_people_pressing_at_once_leave_the_bot_free_for_everyone_else(bot, telegram, settings):
+    """More presses than the intake's handler slots (16), the first makes' downloads stalled: the presses waiting
+    for one of the two makes at once hold no slot, so a newcomer is answered at once."""
+    people = [User(3000 + index, f"P{index}") for index in range(17)]
+    for person in people:
+        await buy(settings, person.id, 100)
+        telegram.user_sends(private_chat(person), person, photo=picture(160, 120, (30, 90, 200)),
+                            caption="/animate seedance")
+    videos = [(await wait_media(telegram, person.id, timeout=60))[0] for person in people]
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=6, methods=frozenset({"download"}))
+    for person, video in zip(people, videos, strict=True):
+        telegram.user_presses(private_chat(person), person, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_timeout"] >= 2)  # two makes at once, both stalled
+    newcomer = User(3100, "Newcomer")
+    telegram.user_sends(private_chat(newcomer), newcomer, text="/help")
+    await telegram.wait_for(lambda: bool(telegram.sent(newcomer.id)), timeout=3)
+    assert not any(live_photos(telegram, person.id) for person in people)
+    telegram.faults = None
+    await telegram.wait_for(lambda: all(live_photos(telegram, person.id) for person in people), timeout=60)
