@@ -48,13 +48,16 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
         # update's handler slot and its chat's turn (bot.waiting), as a post waiting for its chat's limit does;
         # a crash now loses only a free live photo, pressed for again
         on_wait = ON_WAIT.get()
-        async with on_wait() if on_wait is not None else contextlib.nullcontext():
-            await _make(context, job, message)
+        if on_wait is None:  # a webhook replica's update: its lease runs out while it waits, so it never waits long
+            await _make(context, job, message, wait_out_429=False)
+            return
+        async with on_wait():
+            await _make(context, job, message, wait_out_429=True)
     finally:
         maker.release(message)
 
 
-async def _make(context: CustomContext, job: JobRecord, message: Message) -> None:
+async def _make(context: CustomContext, job: JobRecord, message: Message, *, wait_out_429: bool) -> None:
     lang = job.language
     waited = 0.0
     with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
@@ -67,6 +70,10 @@ async def _make(context: CustomContext, job: JobRecord, message: Message) -> Non
             # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
             # but the claim, so a press meanwhile hears it is on its way), then made again; past the budget
             # the person is told once the chat may be written to again
+            if not wait_out_429:
+                log.info("job %s: live photo not sent: %s", job.id, error)
+                await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+                return
             wait = retry_seconds(error)
             log.info("job %s: live photo rate-limited; waiting %.1fs as Telegram asked", job.id, wait)
             await asyncio.sleep(wait)
