@@ -611,3 +611,48 @@ async def test_many_people_pressing_at_once_leave_the_bot_free_for_everyone_else
     assert not any(live_photos(telegram, person.id) for person in people)
     telegram.faults = None
     await telegram.wait_for(lambda: all(live_photos(telegram, person.id) for person in people), timeout=60)
+
+
+def audio_only_mp4() -> bytes:
+    """An MP4 holding a second of silence and no video stream."""
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="mp4") as container:
+        stream = container.add_stream("aac", rate=44100)
+        for _ in range(44):
+            frame = av.AudioFrame(format="fltp", layout="mono", samples=1024)
+            frame.sample_rate = 44100
+            for plane in frame.planes:
+                plane.update(bytes(plane.buffer_size))
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("served", [b"\x00" * 4096, b"garbage" * 100, "no video stream"],
+                         ids=["zeros", "garbage", "no-video-stream"])
+async def test_a_delivered_video_telegram_serves_unreadable_stays_a_video_and_says_so(
+        bot, telegram, alice_chat, settings, caplog, served):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    stored = telegram._state.files[telegram.message(alice_chat.id, video.message_id)["video"]["file_id"]]
+    stored.data = audio_only_mp4() if served == "no video stream" else served
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo")
+    assert told == "Telegram did not take this video as a live photo, so it stays a video."
+    assert live_photos(telegram, alice_chat.id) == [] and "Traceback" not in caplog.text
+
+
+async def test_a_live_photo_press_on_a_message_without_a_video_is_gone(bot, telegram, alice_chat, settings):
+    """Crafted: the video's own button data pressed on a picture result in the same chat."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(64, 48, (200, 90, 30)), caption="/colorize")
+    coloured = (await wait_media(telegram, alice_chat.id, 2))[1]
+    query = telegram._state.user_press(alice_chat, ALICE, coloured.message_id, live_photo_button(video), crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == "That result is no longer available. Send the photo again."
+    assert live_photos(telegram, alice_chat.id) == []
