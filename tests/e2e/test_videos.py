@@ -542,8 +542,8 @@ async def test_a_double_press_sends_one_live_photo(bot, telegram, alice_chat, se
     assert len(telegram.downloads) == 1 + 1  # the photo animated, and the video once
 
 
-async def test_a_video_whose_size_telegram_left_out_is_measured_before_it_is_downloaded(bot, telegram, alice_chat,
-                                                                                        settings):
+async def test_a_live_photo_of_a_video_whose_size_telegram_left_out_is_measured_before_the_download(
+        bot, telegram, alice_chat, settings):
     """The message's video may come without file_size: getFile's size says 11 MB, so nothing is fetched."""
     await buy(settings, ALICE.id, 100)
     telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
@@ -592,7 +592,7 @@ async def test_a_live_photo_telegram_fails_at_any_step_is_said_so_and_names_no_s
     await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
 
 
-async def test_many_people_pressing_at_once_leave_the_bot_free_for_everyone_else(bot, telegram, settings):
+async def test_many_people_pressing_for_live_photos_at_once_leave_the_bot_free_for_everyone_else(bot, telegram, settings):
     """More presses than the intake's handler slots (16), the first makes' downloads stalled: the presses waiting
     for one of the two makes at once hold no slot, so a newcomer is answered at once."""
     people = [User(3000 + index, f"P{index}") for index in range(17)]
@@ -632,7 +632,7 @@ def audio_only_mp4() -> bytes:
 
 @pytest.mark.parametrize("served", [b"\x00" * 4096, b"garbage" * 100, "no video stream"],
                          ids=["zeros", "garbage", "no-video-stream"])
-async def test_a_delivered_video_telegram_serves_unreadable_stays_a_video_and_says_so(
+async def test_a_live_photo_of_a_video_telegram_serves_unreadable_is_refused_and_says_so(
         bot, telegram, alice_chat, settings, caplog, served):
     await buy(settings, ALICE.id, 100)
     telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
