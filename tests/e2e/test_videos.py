@@ -244,8 +244,8 @@ async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups
     video = videos[1]
     assert video.media_kind == "video" and video.reply_to_message_id == colorized.message_id
     offered = buttons(video)
-    # again, longer, another model: nothing that works on a picture
-    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m"]
+    # again, longer, another model and, a photo's short video, a live photo: nothing that works on a picture
+    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m", "p"]
     assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s"
     telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in offered if d.endswith(":l")))
     longer = (await wait_media(telegram, alice_chat.id, 3))[2]
