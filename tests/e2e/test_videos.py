@@ -18,6 +18,7 @@ from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, Pack
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
+from bot.tg.handlers import live_photos as live_photo_handlers
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, settled, wait_media, wait_text
@@ -655,4 +656,21 @@ async def test_a_live_photo_press_on_a_message_without_a_video_is_gone(bot, tele
     query = telegram._state.user_press(alice_chat, ALICE, coloured.message_id, live_photo_button(video), crafted=True)
     await telegram.wait_for(lambda: query in telegram.callback_answers)
     assert telegram.callback_answers[query]["text"] == "That result is no longer available. Send the photo again."
+    assert live_photos(telegram, alice_chat.id) == []
+
+
+async def test_a_live_photo_telegram_keeps_refusing_with_429_ends_in_asking_for_a_press_later(
+        bot, telegram, alice_chat, settings, monkeypatch):
+    monkeypatch.setattr(live_photo_handlers, "RETRY_AFTER_BUDGET_S", 10.0)
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("429",), retry_after=6, methods=frozenset({"sendLivePhoto"}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo", timeout=25)
+    assert told == "I couldn't send the live photo just now. Please press the button again in a minute."
+    first, second = [call for call in telegram.calls if call.method == "sendLivePhoto"]  # 6 s waited, then no more
+    told_at = next(call.time for call in telegram.calls if call.method == "sendMessage" and "live photo" in str(
+        call.params.get("text")))
+    assert second.time - first.time >= 6 and told_at - second.time >= 6  # every retry_after honoured
     assert live_photos(telegram, alice_chat.id) == []

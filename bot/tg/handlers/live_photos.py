@@ -58,6 +58,7 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
 
 
 async def _make(context: CustomContext, job: JobRecord, message: Message, *, wait_out_429: bool) -> None:
+    """Make the live photo, or tell the chat why not; `wait_out_429`: Telegram's long 429s are waited out."""
     lang = job.language
     waited = 0.0
     with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
@@ -68,19 +69,17 @@ async def _make(context: CustomContext, job: JobRecord, message: Message, *, wai
             return
         except RetryAfter as error:
             # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
-            # but the claim, so a press meanwhile hears it is on its way), then made again; past the budget
-            # the person is told once the chat may be written to again
-            if not wait_out_429:
+            # but the claim, so a press meanwhile hears it is on its way), then made again
+            wait = retry_seconds(error)
+            if not wait_out_429 or waited + wait > RETRY_AFTER_BUDGET_S:
                 log.info("job %s: live photo not sent: %s", job.id, error)
+                if wait_out_429 and wait <= RETRY_AFTER_BUDGET_S:
+                    await asyncio.sleep(wait)  # so the chat may be written to again, to ask for a press later
                 await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
                 return
-            wait = retry_seconds(error)
             log.info("job %s: live photo rate-limited; waiting %.1fs as Telegram asked", job.id, wait)
             await asyncio.sleep(wait)
             waited += wait
-            if waited > RETRY_AFTER_BUDGET_S:
-                await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
-                return
         except TooBig as error:
             log.info("job %s: no live photo: the video has %s bytes", job.id, error)
             await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
