@@ -34,6 +34,8 @@ AGAIN, STYLE, NEXT, LONGER, MODEL, LIVE_PHOTO = "a", "s", "n", "l", "m", "p"
 #: next-operation buttons under one result at most
 MAX_NEXT = 6
 CALLBACK_MAX_BYTES = 64
+#: job ids are 64-bit database integers: a crafted larger one must name no job, not overflow the query
+MAX_JOB_ID = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ def parse(data: str | None) -> FollowUp | None:
     if not data or not data.startswith(PREFIX + ":") or len(data.encode()) > CALLBACK_MAX_BYTES:
         return None
     parts = data.split(":")
-    if len(parts) < 3 or not parts[1].isdecimal():
+    if len(parts) < 3 or not (parts[1].isascii() and parts[1].isdecimal()) or int(parts[1]) > MAX_JOB_ID:
         return None
     job_id, action = int(parts[1]), parts[2]
     if action in (AGAIN, LONGER, LIVE_PHOTO) and len(parts) == 3:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from importlib import resources
@@ -17,10 +18,12 @@ from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, Pack
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
+from bot.tg.handlers import live_photos as live_photo_handlers
 from tests.conftest import migrated_sqlite
-from tests.e2e.conftest import ALICE, POLL_TIME_SCALE
+from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram_models import TgFaults, User, private_chat
 from tests.harness import bot_settings, settings_of
 
 #: a video model's usual time in these tests: the sandbox's tasks take tenths of a second, not minutes
@@ -242,8 +245,8 @@ async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups
     video = videos[1]
     assert video.media_kind == "video" and video.reply_to_message_id == colorized.message_id
     offered = buttons(video)
-    # again, longer, another model: nothing that works on a picture
-    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m"]
+    # again, longer, another model and, a photo's short video, a live photo: nothing that works on a picture
+    assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m", "p"]
     assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s"
     telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in offered if d.endswith(":l")))
     longer = (await wait_media(telegram, alice_chat.id, 3))[2]
@@ -476,3 +479,198 @@ async def test_only_a_short_video_of_a_photo_offers_a_live_photo(bot, telegram, 
     for video in (described, longest):
         assert video.media_kind == "video"
         assert "📸 As a live photo" not in buttons(video).values()
+
+
+def live_photo_button(video) -> str:
+    return next(data for data, label in buttons(video).items() if label == "📸 As a live photo")
+
+
+async def test_a_press_naming_another_job_on_a_video_makes_no_live_photo(bot, telegram, group_chat, settings):
+    """Crafted data: Bob names his own job on Alice's video, where only she may press its buttons."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(group_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, group_chat.id)
+    telegram.user_sends(group_chat, BOB, photo=picture(64, 48, (200, 90, 30)), caption="/colorize")
+    coloured = (await wait_media(telegram, group_chat.id, 2))[1]
+    bobs_job = next(data for data in buttons(coloured) if data.startswith("fu:")).split(":")[1]
+    assert live_photo_button(video) != f"fu:{bobs_job}:p"
+    query = telegram._state.user_press(group_chat, BOB, video.message_id, f"fu:{bobs_job}:p", crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == "That result is no longer available. Send the photo again."
+    await asyncio.sleep(1)  # a live photo made anyway would be sent by now
+    assert live_photos(telegram, group_chat.id) == []
+
+
+async def test_a_live_photo_press_naming_a_job_id_past_the_database_integers_is_gone(bot, telegram, alice_chat,
+                                                                                    settings, caplog):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    queries = [telegram._state.user_press(alice_chat, ALICE, video.message_id, data, crafted=True)
+               for data in ("fu:" + "9" * 58 + ":p", f"fu:{2 ** 63}:p", "fu:٣:p", "fu:1:p:x")]
+    await telegram.wait_for(lambda: all(query in telegram.callback_answers for query in queries))
+    assert "Traceback" not in caplog.text
+    assert live_photos(telegram, alice_chat.id) == []
+
+
+async def test_a_live_photo_being_made_holds_up_nothing_else_of_its_chat(bot, telegram, alice_chat, settings):
+    """A make downloads, decodes and uploads for seconds: the person's next message is answered meanwhile."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=4, methods=frozenset({"download"}))
+    query = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_timeout"] == 1)  # the video's download stalls
+    telegram.user_sends(alice_chat, ALICE, text="/balance")
+    await wait_text(telegram, alice_chat.id, "Your credits", timeout=3)
+    assert live_photos(telegram, alice_chat.id) == []
+    assert telegram.callback_answers[query]["text"] == "📸 The live photo is on its way."
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
+
+
+async def test_a_double_press_sends_one_live_photo(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=2, methods=frozenset({"download"}))
+    first = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    second = telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: second in telegram.callback_answers and bool(live_photos(telegram, alice_chat.id)))
+    assert telegram.callback_answers[first]["text"] == telegram.callback_answers[second]["text"] \
+        == "📸 The live photo is on its way."
+    await asyncio.sleep(2.5)  # a second make would have its stalled download by now
+    assert len(live_photos(telegram, alice_chat.id)) == 1
+    assert len(telegram.downloads) == 1 + 1  # the photo animated, and the video once
+
+
+async def test_a_live_photo_of_a_video_whose_size_telegram_left_out_is_measured_before_the_download(
+        bot, telegram, alice_chat, settings):
+    """The message's video may come without file_size: getFile's size says 11 MB, so nothing is fetched."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
+                        caption="/animate seedance sandbox-size-11mb")
+    [video] = await wait_media(telegram, alice_chat.id, timeout=40)
+    del telegram._state.message(alice_chat.id, video.message_id).extra["video"]["file_size"]
+    downloads = len(telegram.downloads)
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "larger than a live photo may be")
+    assert told == "This video is larger than a live photo may be (10 MB), so it stays a video."
+    assert len(telegram.downloads) == downloads and live_photos(telegram, alice_chat.id) == []
+    assert not [call for call in telegram.calls if call.method == "sendLivePhoto"]
+
+
+async def test_a_live_photo_telegram_asks_to_slow_down_for_is_sent_once_the_wait_is_over(bot, telegram, alice_chat,
+                                                                                        settings):
+    """A 429 whose retry_after is longer than the bot holds a call for: waited out, then sent, not dropped."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("429",), retry_after=6, methods=frozenset({"sendLivePhoto"}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_429"] == 1)
+    telegram.faults = None
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)), timeout=15)
+    refused, sent = [call for call in telegram.calls if call.method == "sendLivePhoto"]
+    assert sent.time - refused.time >= 6
+    assert [m.text for m in telegram.sent(alice_chat.id) if m.text] == []  # nothing said but the live photo
+
+
+@pytest.mark.parametrize(("method", "fault"), [("getFile", "500"), ("download", "500"), ("download", "drop"),
+                                                ("sendLivePhoto", "500"), ("sendLivePhoto", "drop")])
+async def test_a_live_photo_telegram_fails_at_any_step_is_said_so_and_names_no_secret(
+        bot, telegram, alice_chat, settings, caplog, method, fault):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=(fault,), methods=frozenset({method}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo")
+    assert told == "I couldn't send the live photo just now. Please press the button again in a minute."
+    assert live_photos(telegram, alice_chat.id) == []
+    assert telegram.token not in caplog.text and telegram.token.split(":")[1] not in caplog.text
+    telegram.faults = None
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))  # a press again works
+    await telegram.wait_for(lambda: bool(live_photos(telegram, alice_chat.id)))
+
+
+async def test_many_people_pressing_for_live_photos_at_once_leave_the_bot_free_for_everyone_else(bot, telegram, settings):
+    """More presses than the intake's handler slots (16), the first makes' downloads stalled: the presses waiting
+    for one of the two makes at once hold no slot, so a newcomer is answered at once."""
+    people = [User(3000 + index, f"P{index}") for index in range(17)]
+    for person in people:
+        await buy(settings, person.id, 100)
+        telegram.user_sends(private_chat(person), person, photo=picture(160, 120, (30, 90, 200)),
+                            caption="/animate seedance")
+    videos = [(await wait_media(telegram, person.id, timeout=60))[0] for person in people]
+    telegram.faults = TgFaults(rate=1.0, kinds=("timeout",), timeout_seconds=6, methods=frozenset({"download"}))
+    for person, video in zip(people, videos, strict=True):
+        telegram.user_presses(private_chat(person), person, video.message_id, live_photo_button(video))
+    await telegram.wait_for(lambda: telegram.stats["fault_timeout"] >= 2)  # two makes at once, both stalled
+    newcomer = User(3100, "Newcomer")
+    telegram.user_sends(private_chat(newcomer), newcomer, text="/help")
+    await telegram.wait_for(lambda: bool(telegram.sent(newcomer.id)), timeout=3)
+    assert not any(live_photos(telegram, person.id) for person in people)
+    telegram.faults = None
+    await telegram.wait_for(lambda: all(live_photos(telegram, person.id) for person in people), timeout=60)
+
+
+def audio_only_mp4() -> bytes:
+    """An MP4 holding a second of silence and no video stream."""
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="mp4") as container:
+        stream = container.add_stream("aac", rate=44100)
+        for _ in range(44):
+            frame = av.AudioFrame(format="fltp", layout="mono", samples=1024)
+            frame.sample_rate = 44100
+            for plane in frame.planes:
+                plane.update(bytes(plane.buffer_size))
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("served", [b"\x00" * 4096, b"garbage" * 100, "no video stream"],
+                         ids=["zeros", "garbage", "no-video-stream"])
+async def test_a_live_photo_of_a_video_telegram_serves_unreadable_is_refused_and_says_so(
+        bot, telegram, alice_chat, settings, caplog, served):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    stored = telegram._state.files[telegram.message(alice_chat.id, video.message_id)["video"]["file_id"]]
+    stored.data = audio_only_mp4() if served == "no video stream" else served
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo")
+    assert told == "Telegram did not take this video as a live photo, so it stays a video."
+    assert live_photos(telegram, alice_chat.id) == [] and "Traceback" not in caplog.text
+
+
+async def test_a_live_photo_press_on_a_message_without_a_video_is_gone(bot, telegram, alice_chat, settings):
+    """Crafted: the video's own button data pressed on a picture result in the same chat."""
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(64, 48, (200, 90, 30)), caption="/colorize")
+    coloured = (await wait_media(telegram, alice_chat.id, 2))[1]
+    query = telegram._state.user_press(alice_chat, ALICE, coloured.message_id, live_photo_button(video), crafted=True)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == "That result is no longer available. Send the photo again."
+    assert live_photos(telegram, alice_chat.id) == []
+
+
+async def test_a_live_photo_telegram_keeps_refusing_with_429_ends_in_asking_for_a_press_later(
+        bot, telegram, alice_chat, settings, monkeypatch):
+    monkeypatch.setattr(live_photo_handlers, "RETRY_AFTER_BUDGET_S", 10.0)
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate seedance")
+    [video] = await wait_media(telegram, alice_chat.id)
+    telegram.faults = TgFaults(rate=1.0, kinds=("429",), retry_after=6, methods=frozenset({"sendLivePhoto"}))
+    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
+    told = await wait_text(telegram, alice_chat.id, "live photo", timeout=25)
+    assert told == "I couldn't send the live photo just now. Please press the button again in a minute."
+    first, second = [call for call in telegram.calls if call.method == "sendLivePhoto"]  # 6 s waited, then no more
+    told_at = next(call.time for call in telegram.calls if call.method == "sendMessage" and "live photo" in str(
+        call.params.get("text")))
+    assert second.time - first.time >= 6 and told_at - second.time >= 6  # every retry_after honoured
+    assert live_photos(telegram, alice_chat.id) == []

@@ -11,7 +11,7 @@ from tests.fakes.telegram_models import Chat, TgFaults
 
 # Methods that count toward flood limits: everything that makes or changes a message in a chat.
 FLOOD_METHODS = frozenset({
-    "sendMessage", "sendPhoto", "sendDocument", "sendVideo", "sendMediaGroup", "editMessageText",
+    "sendMessage", "sendPhoto", "sendDocument", "sendVideo", "sendLivePhoto", "sendMediaGroup", "editMessageText",
     "editMessageCaption", "editMessageReplyMarkup", "deleteMessage", "sendChatAction",
     "setMessageReaction",
 })

@@ -1,4 +1,4 @@
-"""The fake Bot API's sendVideo, driven by python-telegram-bot: what Telegram documents, refused as it refuses."""
+"""The fake Bot API's sendVideo and sendLivePhoto, driven by python-telegram-bot: what Telegram documents, refused as it refuses."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pytest
 import telegram
 from PIL import Image
 from telegram import InputFile
-from telegram.error import BadRequest, NetworkError
+from telegram.error import BadRequest, NetworkError, RetryAfter
 
 from bot.sandbox import clips
 from tests.fakes.telegram import FakeTelegram, private_chat
 from tests.fakes.telegram_models import User
+from tests.integration.conftest import ptb_bot
 
 ALICE = User(2001, "Alice")
 CLIP = clips.encode(clips.scene("rain", "kling-v3", (160, 120)), (160, 120), 1)
@@ -103,3 +104,19 @@ async def test_a_live_photo_is_never_taken_by_url_nor_from_a_videos_file_id(fake
         await bot.send_live_photo(ALICE.id, video.video.file_id, jpeg(160, 120))
     with pytest.raises(BadRequest, match="(?i)no live_photo"):
         await bot.send_live_photo(ALICE.id, None, jpeg(160, 120))
+
+
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+async def test_a_live_photo_counts_toward_the_chats_flood_limit() -> None:
+    fake = FakeTelegram(rate_limits=True, clock=lambda: 1000.0)  # time stands still: nothing refills
+    await fake.start()
+    try:
+        fake.user_sends(private_chat(ALICE), ALICE, text="/start")
+        async with ptb_bot(fake) as bot:
+            for _ in range(3):  # a private chat's burst
+                await bot.send_message(ALICE.id, "ok")
+            with pytest.raises(RetryAfter):
+                await bot.send_live_photo(ALICE.id, InputFile(CLIP, filename="live.mp4"), jpeg(160, 120))
+        assert [sent.text for sent in fake.sent(ALICE.id)] == ["ok"] * 3
+    finally:
+        await fake.stop()

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from telegram import CallbackQuery, Message, ReplyParameters
 from telegram.constants import ChatAction
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, RetryAfter, TelegramError
 
 from bot.i18n import tr
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.answers import answer
 from bot.tg.context import CustomContext
-from bot.tg.live_photos import fits
+from bot.tg.live_photos import TooBig, fits
+from bot.tg.ratelimit import retry_seconds
 from bot.videos import VideoRejected
+from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
+
+#: the longest a live photo waits, in all, on Telegram's 429s before the person is asked to press again
+RETRY_AFTER_BUDGET_S = 60.0
 
 
 async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: JobRecord, message: Message) -> None:
     """Answer the press, then send the video on `message` as a live photo, or say why it cannot be one."""
     lang = job.language
-    if message.video is None or not job.inputs:
+    if message.video is None or not job.inputs or not _offered(query.data, message):
         await answer(query, tr(lang, texts.FU_GONE), alert=True)
         return
     short, small = fits(message.video)
@@ -31,19 +38,68 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
                      alert=True)
         return
     maker = context.bot_data.live_photos
-    if maker.busy(message):
+    # claimed before anything is awaited: a second press (a double tap) is told it is on its way, never made twice
+    if not maker.claim(message):
         await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
         return
-    await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
     try:
+        await answer(query, tr(lang, texts.LIVE_PHOTO_ON_ITS_WAY))
+        # a make waits for its turn, then downloads, decodes and uploads for seconds: meanwhile it lets go of the
+        # update's handler slot and its chat's turn (bot.waiting), as a post waiting for its chat's limit does;
+        # a crash now loses only a free live photo, pressed for again
+        on_wait = ON_WAIT.get()
+        if on_wait is None:  # a webhook replica's update: its lease runs out while it waits, so it never waits long
+            await _make(context, job, message, wait_out_429=False)
+            return
+        async with on_wait():
+            await _make(context, job, message, wait_out_429=True)
+    finally:
+        maker.release(message)
+
+
+async def _make(context: CustomContext, job: JobRecord, message: Message, *, wait_out_429: bool) -> None:
+    """Make the live photo, or tell the chat why not; `wait_out_429`: Telegram's long 429s are waited out."""
+    lang = job.language
+    waited = 0.0
+    with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
         await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
-        await maker.make(context.bot, message)
-    except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
-        log.info("job %s: no live photo: %s", job.id, error)
-        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
-    except TelegramError as error:
-        log.info("job %s: live photo not sent: %s", job.id, error)
-        await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+    while True:
+        try:
+            await context.bot_data.live_photos.make(context.bot, message)
+            return
+        except RetryAfter as error:
+            # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
+            # but the claim, so a press meanwhile hears it is on its way), then made again
+            wait = retry_seconds(error)
+            if not wait_out_429 or waited + wait > RETRY_AFTER_BUDGET_S:
+                log.info("job %s: live photo not sent: %s", job.id, error)
+                if wait_out_429 and wait <= RETRY_AFTER_BUDGET_S:
+                    await asyncio.sleep(wait)  # so the chat may be written to again, to ask for a press later
+                await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+                return
+            log.info("job %s: live photo rate-limited; waiting %.1fs as Telegram asked", job.id, wait)
+            await asyncio.sleep(wait)
+            waited += wait
+        except TooBig as error:
+            log.info("job %s: no live photo: the video has %s bytes", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
+            return
+        except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
+            log.info("job %s: no live photo: %s", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
+            return
+        except TelegramError as error:
+            log.info("job %s: live photo not sent: %s", job.id, error)
+            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
+            return
+
+
+def _offered(data: str | None, message: Message) -> bool:
+    """Whether the message carries the pressed button: a client can send any data, naming another job's id on
+    this video (one the presser may use, on a video they may not), and only the bot puts buttons on a message."""
+    markup = message.reply_markup
+    rows = markup.inline_keyboard if markup is not None else ()
+    return any(button.callback_data == data for row in rows for button in row)
 
 
 async def _tell(context: CustomContext, message: Message, text: str) -> None:
