@@ -47,18 +47,16 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
         # a make waits for its turn, then downloads, decodes and uploads for seconds: meanwhile it lets go of the
         # update's handler slot and its chat's turn (bot.waiting), as a post waiting for its chat's limit does;
         # a crash now loses only a free live photo, pressed for again
+        # (a webhook replica's update has no such hand-off: it keeps its turn, its lease renewed while it waits)
         on_wait = ON_WAIT.get()
-        if on_wait is None:  # a webhook replica's update: its lease runs out while it waits, so it never waits long
-            await _make(context, job, message, wait_out_429=False)
-            return
-        async with on_wait():
-            await _make(context, job, message, wait_out_429=True)
+        async with on_wait() if on_wait is not None else contextlib.nullcontext():
+            await _make(context, job, message)
     finally:
         maker.release(message)
 
 
-async def _make(context: CustomContext, job: JobRecord, message: Message, *, wait_out_429: bool) -> None:
-    """Make the live photo, or tell the chat why not; `wait_out_429`: Telegram's long 429s are waited out."""
+async def _make(context: CustomContext, job: JobRecord, message: Message) -> None:
+    """Make the live photo, or tell the chat why not; Telegram's long 429s are waited out, up to a budget."""
     lang = job.language
     waited = 0.0
     with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
@@ -71,9 +69,9 @@ async def _make(context: CustomContext, job: JobRecord, message: Message, *, wai
             # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
             # but the claim, so a press meanwhile hears it is on its way), then made again
             wait = retry_seconds(error)
-            if not wait_out_429 or waited + wait > RETRY_AFTER_BUDGET_S:
+            if waited + wait > RETRY_AFTER_BUDGET_S:
                 log.info("job %s: live photo not sent: %s", job.id, error)
-                if wait_out_429 and wait <= RETRY_AFTER_BUDGET_S:
+                if wait <= RETRY_AFTER_BUDGET_S:
                     await asyncio.sleep(wait)  # so the chat may be written to again, to ask for a press later
                 await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
                 return
