@@ -19,7 +19,7 @@ from bot.store import create_engine, session_factory
 from bot.store.models import Job
 from bot.tg import texts as bot_texts
 from tests.conftest import migrated_sqlite
-from tests.e2e.conftest import ALICE, POLL_TIME_SCALE
+from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
 from tests.e2e.helpers import job_states, media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import bot_settings, settings_of
@@ -343,6 +343,30 @@ async def test_animate_under_an_album_asks_which_picture_then_the_priced_choice(
     _, size, frames, _ = decoded(video.media)
     assert difference(frames[0], Image.open(io.BytesIO(album[1].media)).resize(size)) < 8
     assert await settled(lambda: balance(settings, ALICE.id), before - 10) == before - 10
+
+
+async def test_in_a_group_the_animate_choice_is_the_owners_and_survives_a_restart(bot, telegram, group_chat, settings,
+                                                                                  sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.members.make_admin(group_chat, ALICE)
+    telegram.user_sends(group_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, group_chat.id)
+    telegram.user_presses(group_chat, ALICE, colorized.message_id,
+                          next(data for data in buttons(colorized) if data.endswith(":n:animate:")))
+    picker = await wait_picker(telegram, group_chat.id, colorized.message_id)
+    kling = next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s"))
+    # the choice follows the result's rules: someone else may not spend on it
+    query = telegram.user_presses(group_chat, BOB, picker.message_id, kling)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == bot_texts.FU_NOT_YOURS
+    assert posted_videos(sandbox) == []
+    # it names the stored job, nothing kept in memory: it works after a restart
+    await bot.stop()
+    await bot.start()
+    telegram.user_presses(group_chat, ALICE, picker.message_id, kling)
+    video = (await wait_media(telegram, group_chat.id, 2))[1]
+    assert video.caption.startswith("✅ Animate (Kling v3, 5 s)") and video.reply_to_message_id == colorized.message_id
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
 
 
 def one_photo_choice(video: dict) -> None:
