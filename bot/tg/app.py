@@ -139,7 +139,8 @@ def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lamb
     application.bot_data.media_links = media is not None  # what inline mode asks before it makes a job
     return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
                             keyboard=lambda job, operation: followups.keyboard(
-                                job, operation, d.operations, d.app_links, application.bot.username))
+                                job, operation, d.operations, d.credits.policy.price, d.app_links,
+                                application.bot.username))
 
 
 def admin_alarm(application: Application, admins: frozenset[int]) -> Callable[[str], Awaitable[None]]:

@@ -9,7 +9,10 @@ and ``fu:<job id>:p`` (the same video as a live photo: an animated photo short e
 Which operations come next is read from the catalogue: every one that takes one image and has a photo-menu
 button whose argument text is complete (so upscale, retouch, background removal, ... but not expand, which
 needs numbers, nor the styled ones, which need a style), and every video one (animate) beyond those.
-A video's buttons fit a video: again, longer, another model; never an operation on a picture.
+A next operation that offers a priced choice (animate's models and lengths) asks it first, with the same
+``n`` data carrying the picked argument text (``fu:<job id>:n:animate:kling 10s``); with one choice only, its
+button takes that choice at once and says its price. A video's buttons fit a video: again, longer, another
+model; never an operation on a picture. Those that spend at once say what they cost.
 """
 
 from __future__ import annotations
@@ -20,14 +23,18 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.credits.texts import cost_note
-from bot.i18n import tr
+from bot.i18n import Text, render, tr
 from bot.operations.catalogue import Args, ArgumentError, Operation, ResultKind
 from bot.operations.styles import StyleCatalogue
 from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.keyboards import rows, style_label
 from bot.tg.miniapp import AppLinks
+from bot.tg.picks import picked_text
 from bot.videos import LIVE_PHOTO_MAX_SECONDS
+
+#: what a job of an operation with these arguments costs (the credit policy's `price`)
+Price = Callable[[str, Args], int]
 
 PREFIX = "fu"
 AGAIN, STYLE, NEXT, LONGER, MODEL, LIVE_PHOTO = "a", "s", "n", "l", "m", "p"
@@ -97,32 +104,61 @@ def next_operations(operations: Mapping[str, Operation]) -> list[tuple[Operation
     return found[:MAX_NEXT] + videos
 
 
-def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation],
+def choices(operation: Operation, argument: str) -> list[tuple[Text, str]]:
+    """(label, argument text) of each choice a next operation's button leaves to pick on one picture (a video's
+    models and lengths); [] where the argument text gives it, or the operation has none."""
+    if operation.pick is None:
+        return []
+    return [(label, picked_text(operation, choice, argument)) for label, choice in operation.pick.offer(argument, 1)]
+
+
+def priced(language: str, label: str | Text, credits: int) -> str:
+    """A button's label with what pressing it spends ("Again · 12 credits")."""
+    return tr(language, texts.PRICED_CHOICE, choice=label, cost=cost_note(language, credits))
+
+
+def _next_label(language: str, operation: Operation, label: str, argument: str, price: Price) -> str:
+    """A next operation's label; with the price where its priced choice has one option, which one tap spends."""
+    offered = choices(operation, argument)
+    if len(offered) != 1 or operation.pick is None or not operation.pick.priced:
+        return tr(language, label)
+    try:
+        args = operation.parse(offered[0][1])
+    except ArgumentError:  # an offered choice its parser refuses: the plain label, never a failed delivery
+        return tr(language, label)
+    return priced(language, tr(language, label), price(operation.name, args))
+
+
+def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation], price: Price,
              app: AppLinks | None = None, bot_username: str | None = None) -> InlineKeyboardMarkup:
     """The buttons under a delivered result of `job` (with the Mini App's, when it is on)."""
     lang = job.language
-    first = [InlineKeyboardButton(tr(lang, texts.FU_AGAIN), callback_data=_data(PREFIX, job.id, AGAIN))]
+    again = tr(lang, texts.FU_AGAIN)
+    if operation.result is ResultKind.VIDEO:  # a video's again spends many credits at once: say how many
+        again = priced(lang, again, price(operation.name, dict(job.args)))
+    first = [InlineKeyboardButton(again, callback_data=_data(PREFIX, job.id, AGAIN))]
     if operation.result is ResultKind.VIDEO:
-        return video_keyboard(job, operation, first)
+        return video_keyboard(job, operation, first, price)
     if operation.style_group is not None:
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_STYLE), callback_data=_data(PREFIX, job.id, STYLE)))
-    following = [InlineKeyboardButton(tr(lang, label), callback_data=data)
+    following = [InlineKeyboardButton(_next_label(lang, next_op, label, argument, price), callback_data=data)
                  for next_op, label, argument in next_operations(operations)
                  if (data := _data(PREFIX, job.id, NEXT, next_op.name, argument)) is not None]
     app_row = app.result_row(job, bot_username) if app is not None else []
     return InlineKeyboardMarkup([first, *rows(following, 3), *([app_row] if app_row else [])])
 
 
-def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton]) -> InlineKeyboardMarkup:
-    """Under a video: again, longer (while its model makes longer ones), another model and length, and a live
-    photo when the video animates a photo and is short enough for one."""
+def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton],
+                   price: Price) -> InlineKeyboardMarkup:
+    """Under a video: again, longer (while its model makes longer ones), another model and length, what spends
+    at once with its price; and a live photo (free) when the video animates a photo and is short enough for one."""
     lang = job.language
     if operation.alternatives is not None and operation.alternatives(dict(job.args), len(job.inputs)):
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_MODEL), callback_data=_data(PREFIX, job.id, MODEL)))
-    rows_ = [first]
+    rows_ = rows(first, 2)  # a priced label may not fit beside another
     if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
-        rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LONGER, seconds=longer["duration"]),
-                                           callback_data=_data(PREFIX, job.id, LONGER))])
+        label = priced(lang, tr(lang, texts.FU_LONGER, seconds=longer["duration"]), price(operation.name, longer))
+        rows_.append([InlineKeyboardButton(label, callback_data=_data(PREFIX, job.id, LONGER))])
     if job.inputs and int(job.args.get("duration", LIVE_PHOTO_MAX_SECONDS + 1)) <= LIVE_PHOTO_MAX_SECONDS:
         rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LIVE_PHOTO),
                                            callback_data=_data(PREFIX, job.id, LIVE_PHOTO))])
@@ -138,6 +174,20 @@ def model_keyboard(job: JobRecord, operation: Operation, price: Callable[[Args],
                for label, args in offered
                if (data := _data(PREFIX, job.id, MODEL, args["model"], args["duration"])) is not None]
     return InlineKeyboardMarkup(rows(buttons, 1))
+
+
+def pick_keyboard(job: JobRecord, choice: FollowUp, operation: Operation, price: Price) -> InlineKeyboardMarkup:
+    """A next operation's choices for the picture `choice` names (a video's models and lengths), each with its
+    price where they differ in it; a press makes that job."""
+    lang = job.language
+    is_priced = operation.pick is not None and operation.pick.priced
+    buttons = [InlineKeyboardButton(priced(lang, label, price(operation.name, operation.parse(text))) if is_priced
+                                    else render(lang, label), callback_data=data)
+               for label, text in choices(operation, choice.argument)
+               if (data := _data(PREFIX, job.id, NEXT, operation.name, text,
+                                 *([] if choice.picture is None else [choice.picture]))) is not None]
+    # a priced choice is a long label: one a row
+    return InlineKeyboardMarkup(rows(buttons, 1 if is_priced else 3))
 
 
 def style_keyboard(job: JobRecord, operation: Operation, styles: StyleCatalogue) -> InlineKeyboardMarkup:

@@ -18,10 +18,11 @@ from bot.config import Settings
 from bot.credits import CreditPolicy, CreditService, Pack
 from bot.store import create_engine, session_factory
 from bot.store.models import Job
+from bot.tg import texts as bot_texts
 from bot.tg.handlers import live_photos as live_photo_handlers
 from tests.conftest import migrated_sqlite
 from tests.e2e.conftest import ALICE, BOB, POLL_TIME_SCALE
-from tests.e2e.helpers import media, settled, wait_media, wait_text
+from tests.e2e.helpers import job_states, media, settled, wait_media, wait_text
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.telegram_models import TgFaults, User, private_chat
 from tests.harness import bot_settings, settings_of
@@ -33,17 +34,23 @@ TYPICAL_SECONDS = 2
 @pytest.fixture
 def settings(request, tmp_path: Path, telegram: FakeTelegram, sandbox, sqlite_template: Path) -> Settings:
     """The e2e settings with the shipped catalogue, its video models' usual time shortened for the sandbox (and
-    the video section changed by a test's indirect parameter, a function of it)."""
+    the video section changed by a test's indirect parameter, a function of it, which may return the operator's
+    price file)."""
     catalogue = json.loads(resources.files("bot.operations").joinpath("styles.json").read_text(encoding="utf-8"))
     for model in catalogue["video"]["styles"].values():
         model["typical_seconds"] = TYPICAL_SECONDS
+    prices = None
     if (change := getattr(request, "param", None)) is not None:
-        change(catalogue["video"])
+        prices = change(catalogue["video"])
     styles = tmp_path / "styles.json"
     styles.write_text(json.dumps(catalogue), encoding="utf-8")
     database = migrated_sqlite(sqlite_template, tmp_path / "bot.db")
+    extra = {}
+    if prices is not None:
+        extra["credit_prices_file"] = tmp_path / "prices.json"
+        extra["credit_prices_file"].write_text(json.dumps(prices), encoding="utf-8")
     return settings_of(bot_settings(telegram, sandbox, database, worker_id="e2e-worker", log_level="DEBUG",
-                                    poll_time_scale=POLL_TIME_SCALE, styles_file=styles))
+                                    poll_time_scale=POLL_TIME_SCALE, styles_file=styles, **extra))
 
 
 async def buy(settings: Settings, user_id: int, credits: int) -> CreditService:
@@ -241,18 +248,151 @@ async def test_a_picture_result_offers_animate_and_a_video_only_video_follow_ups
     [colorized] = await wait_media(telegram, alice_chat.id)
     animate = next(data for data in buttons(colorized) if data.endswith(":n:animate:"))
     telegram.user_presses(alice_chat, ALICE, colorized.message_id, animate)
+    picker = await wait_picker(telegram, alice_chat.id, colorized.message_id)
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Seedance 2.0 · 5 s")))
     videos = await wait_media(telegram, alice_chat.id, 2)
     video = videos[1]
     assert video.media_kind == "video" and video.reply_to_message_id == colorized.message_id
     offered = buttons(video)
     # again, longer, another model and, a photo's short video, a live photo: nothing that works on a picture
     assert sorted(data.rsplit(":", 1)[1] for data in offered) == ["a", "l", "m", "p"]
-    assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s"
+    assert offered[next(d for d in offered if d.endswith(":l"))] == "⏩ Longer: 10 s · 20 credits"
     telegram.user_presses(alice_chat, ALICE, video.message_id, next(d for d in offered if d.endswith(":l")))
     longer = (await wait_media(telegram, alice_chat.id, 3))[2]
     assert decoded(longer.media)[3] == pytest.approx(10, abs=0.3)
     # 10 credits for the first video, 20 for the longer one (2 a second), the colorized picture from free credits
     assert await settled(lambda: balance(settings, ALICE.id), 70) == 70
+
+
+def kling_at_three_a_second(video: dict) -> dict:
+    """An operator's price file: Kling costs 3 credits a second, other models the default 2."""
+    return {"video_seconds": {"models": {"kling": 3}}}
+
+
+@pytest.mark.parametrize("settings", [kling_at_three_a_second], indirect=True)
+async def test_again_and_longer_under_a_video_say_the_price_they_then_charge(bot, telegram, alice_chat, settings):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/animate kling 5s")
+    [video] = await wait_media(telegram, alice_chat.id)
+    offered = buttons(video)
+    again, longer = (next(data for data in offered if data.endswith(suffix)) for suffix in (":a", ":l"))
+    # both spend at once: the same 5 s, or 10 s, of Kling at the operator's 3 credits a second
+    assert (offered[again], offered[longer]) == ("🔁 Again · 15 credits", "⏩ Longer: 10 s · 30 credits")
+    assert await settled(lambda: balance(settings, ALICE.id), 85) == 85
+    telegram.user_presses(alice_chat, ALICE, video.message_id, again)
+    await wait_media(telegram, alice_chat.id, 2)
+    assert await settled(lambda: balance(settings, ALICE.id), 70) == 70
+    telegram.user_presses(alice_chat, ALICE, video.message_id, longer)
+    third = (await wait_media(telegram, alice_chat.id, 3))[2]
+    assert third.caption.startswith("✅ Animate (Kling v3, 10 s)")
+    assert await settled(lambda: balance(settings, ALICE.id), 40) == 40
+    assert [job.credits for job in await jobs(settings)] == [15, 15, 30]
+
+
+async def test_animate_under_a_picture_shows_each_choice_with_its_price_and_spends_on_the_press(
+        bot, telegram, alice_chat, settings, sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, alice_chat.id)
+    animate = next(data for data, label in buttons(colorized).items() if data.endswith(":n:animate:"))
+    assert buttons(colorized)[animate] == "Animate"  # several choices: their prices are on the picker
+    telegram.user_presses(alice_chat, ALICE, colorized.message_id, animate)
+    picker = await wait_picker(telegram, alice_chat.id, colorized.message_id)
+    assert picker.reply_to_message_id == colorized.message_id
+    assert list(buttons(picker).values()) == ["Seedance 2.0 · 5 s · 10 credits", "Seedance 2.0 · 10 s · 20 credits",
+                                              "Kling v3 · 5 s · 10 credits", "Kling v3 · 10 s · 20 credits"]
+    # nothing is queued nor spent by showing the choices
+    assert posted_videos(sandbox) == [] and [job.operation for job in await jobs(settings)] == ["colorize"]
+    assert await balance(settings, ALICE.id) == 100
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 10 s")))
+    video = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert video.caption.startswith("✅ Animate (Kling v3, 10 s)") and video.reply_to_message_id == colorized.message_id
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
+    # a video of the colorized picture, not of the photo sent
+    _, size, frames, seconds = decoded(video.media)
+    assert seconds == pytest.approx(10, abs=0.3)
+    assert difference(frames[0], Image.open(io.BytesIO(colorized.media)).resize(size)) < 8
+    assert await settled(lambda: balance(settings, ALICE.id), 80) == 80
+
+
+async def test_animate_under_an_album_asks_which_picture_then_the_priced_choice(bot, telegram, alice_chat, settings,
+                                                                                sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 400, (30, 90, 200)), caption="/headshot business 2")
+    album = await wait_media(telegram, alice_chat.id, 2)
+
+    await telegram.wait_for(lambda: any(m.text == bot_texts.FU_PROMPT for m in telegram.sent(alice_chat.id)))
+    assert await settled(lambda: job_states(settings), [("headshot", "delivered")]) == [("headshot", "delivered")]
+    keys = next(m for m in telegram.sent(alice_chat.id) if m.text == bot_texts.FU_PROMPT)
+
+    def now():  # the buttons' message as it is now: its text and buttons change with each answer
+        return next(m for m in telegram.sent(alice_chat.id) if m.message_id == keys.message_id)
+
+    telegram.user_presses(alice_chat, ALICE, keys.message_id, next(d for d in buttons(keys) if d.endswith(":n:animate:")))
+    await telegram.wait_for(lambda: now().text.startswith("Which"))
+    telegram.user_presses(alice_chat, ALICE, keys.message_id, next(d for d in buttons(now()) if d.endswith(":1")))
+    # the choice comes in place of the question, for the picture picked
+    await telegram.wait_for(lambda: "Pick a model" in now().text)
+    picker = now()
+    assert "Kling v3 · 5 s · 10 credits" in buttons(picker).values()
+    before = await balance(settings, ALICE.id)
+    assert posted_videos(sandbox) == []
+    telegram.user_presses(alice_chat, ALICE, picker.message_id,
+                          next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s")))
+    video = (await wait_media(telegram, alice_chat.id, 3))[2]
+    assert video.caption.startswith("✅ Animate (Kling v3, 5 s)")
+    _, size, frames, _ = decoded(video.media)
+    assert difference(frames[0], Image.open(io.BytesIO(album[1].media)).resize(size)) < 8
+    assert await settled(lambda: balance(settings, ALICE.id), before - 10) == before - 10
+
+
+async def test_in_a_group_the_animate_choice_is_the_owners_and_survives_a_restart(bot, telegram, group_chat, settings,
+                                                                                  sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.members.make_admin(group_chat, ALICE)
+    telegram.user_sends(group_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, group_chat.id)
+    telegram.user_presses(group_chat, ALICE, colorized.message_id,
+                          next(data for data in buttons(colorized) if data.endswith(":n:animate:")))
+    picker = await wait_picker(telegram, group_chat.id, colorized.message_id)
+    kling = next(data for data, label in buttons(picker).items() if label.startswith("Kling v3 · 5 s"))
+    # the choice follows the result's rules: someone else may not spend on it
+    query = telegram.user_presses(group_chat, BOB, picker.message_id, kling)
+    await telegram.wait_for(lambda: query in telegram.callback_answers)
+    assert telegram.callback_answers[query]["text"] == bot_texts.FU_NOT_YOURS
+    assert posted_videos(sandbox) == []
+    # it names the stored job, nothing kept in memory: it works after a restart
+    await bot.stop()
+    await bot.start()
+    telegram.user_presses(group_chat, ALICE, picker.message_id, kling)
+    video = (await wait_media(telegram, group_chat.id, 2))[1]
+    assert video.caption.startswith("✅ Animate (Kling v3, 5 s)") and video.reply_to_message_id == colorized.message_id
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
+
+
+def one_photo_choice(video: dict) -> None:
+    """An operator's catalogue: only Kling at 5 s animates one photo."""
+    del video["styles"]["seedance"]
+    video["default"] = "kling"
+    video["styles"]["kling"]["durations"] = [5]
+
+
+@pytest.mark.parametrize("settings", [one_photo_choice], indirect=True)
+async def test_animate_with_one_choice_is_one_tap_whose_label_says_its_price(bot, telegram, alice_chat, settings,
+                                                                             sandbox):
+    await buy(settings, ALICE.id, 100)
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)), caption="/colorize")
+    [colorized] = await wait_media(telegram, alice_chat.id)
+    animate = next(data for data in buttons(colorized) if data.endswith(":n:animate:"))
+    assert buttons(colorized)[animate] == "Animate · 10 credits"
+    telegram.user_presses(alice_chat, ALICE, colorized.message_id, animate)
+    video = (await wait_media(telegram, alice_chat.id, 2))[1]
+    assert video.caption.startswith("✅ Animate (Kling v3, 5 s)") and video.reply_to_message_id == colorized.message_id
+    assert posted_videos(sandbox) == ["/v1/aiart/img2video/kling-v3"]
+    assert not [m for m in telegram.sent(alice_chat.id) if m.text and "Pick a model" in m.text]
+    assert await settled(lambda: balance(settings, ALICE.id), 90) == 90
 
 
 async def test_another_model_shows_each_choice_with_its_price_before_spending(bot, telegram, alice_chat, settings):

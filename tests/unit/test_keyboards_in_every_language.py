@@ -13,6 +13,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.credits import SubscriptionPlan, SubscriptionStatus, parse_packs
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
+from bot.operations.catalogue import ResultKind
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
 from bot.store import JobRecord, JobState
@@ -44,12 +45,20 @@ def job(operation: str, lang: str, **changes) -> JobRecord:
     return JobRecord(**{**fields, **changes})
 
 
+def price(operation: str, args: dict) -> int:
+    """A price as long as a label shows: two digits' worth of credits."""
+    return 24
+
+
 def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
     """Each keyboard the bot shows, by a name that says where, rendered in `lang`."""
     found: dict[str, InlineKeyboardMarkup] = {"photo menu": keyboards.operations_menu(OPERATIONS, lang)}
     for name, operation in OPERATIONS.items():
         done = job(name, lang)
-        found[f"follow-ups of {name}"] = followups.keyboard(done, operation, OPERATIONS)
+        found[f"follow-ups of {name}"] = followups.keyboard(done, operation, OPERATIONS, price)
+        if operation.result is ResultKind.VIDEO:  # with its model and length: longer (priced), a live photo
+            found[f"follow-ups of a video of {name}"] = followups.keyboard(
+                job(name, lang, args={"model": "seedance", "duration": 5}), operation, OPERATIONS, price)
         found[f"which picture for {name}"] = followups.picture_keyboard(
             done, followups.FollowUp(done.id, followups.NEXT, "upscale", "2"))
         if operation.style_group is not None:
@@ -62,11 +71,12 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
                 markup = keyboards.argument_keyboard(lang, keyboards.PICK_PREFIX, operation, operation.pick.offer(style, 1),
                                                      per_row=1 if operation.pick.priced else 3)
                 found[f"pick of {name} {style}"] = markup
-        if operation.longer is not None:  # a video's: again, longer, another model, and a live photo of a photo's
-            found[f"follow-ups of a 5 s {name}"] = followups.keyboard(
-                job(name, lang, args={"model": "seedance", "duration": 5}), operation, OPERATIONS)
         if operation.alternatives is not None:
             found[f"other models of {name}"] = followups.model_keyboard(done, operation, lambda args: 20)
+        for next_op, _, argument in followups.next_operations(OPERATIONS):
+            if followups.choices(next_op, argument):
+                found[f"{next_op.name} choices under {name}"] = followups.pick_keyboard(
+                    done, followups.FollowUp(done.id, followups.NEXT, next_op.name, argument), next_op, price)
         if operation.presets is not None:
             found[f"presets of {name}"] = presets.preset_keyboard(lang, 1600, 900, operation)
     found["settings"] = settings.user_panel(lang, {}, OPERATIONS, STYLES)

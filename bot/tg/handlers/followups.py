@@ -16,7 +16,7 @@ from telegram.ext import Application, CallbackQueryHandler
 
 from bot.chats.people import FOLLOWUPS_EVERYONE
 from bot.i18n import render, tr
-from bot.operations.catalogue import ArgumentError, ResultKind
+from bot.operations.catalogue import ArgumentError, Operation, ResultKind
 from bot.operations.videos import PICK_QUESTION
 from bot.store import JobRecord
 from bot.tg import followups, texts
@@ -133,13 +133,18 @@ async def _another_video(context: CustomContext, query: CallbackQuery, job: JobR
 async def _next_operation(context: CustomContext, query: CallbackQuery, job: JobRecord,
                           choice: followups.FollowUp, message: Message) -> None:
     d = deps(context)
-    offered = {(op.name, argument) for op, _, argument in followups.next_operations(d.operations)}
+    buttons = {(op.name, argument): op for op, _, argument in followups.next_operations(d.operations)}
+    # a press on a picker of choices (a video's models and lengths) carries the picked argument text
+    picked = {(name, text) for (name, argument), op in buttons.items() for _, text in followups.choices(op, argument)}
     operation = d.operations.get(choice.operation)
-    files = [file["id"] for file in job.result_files] or _files_on(message)
-    source = d.operations.get(job.operation)
-    video = source is not None and source.result is ResultKind.VIDEO
+    key = (choice.operation, choice.argument)
+    # a single picture's picker replies to the result: the new result replies to that same result
+    source = (message.reply_to_message or message) if key in picked and choice.picture is None else message
+    files = [file["id"] for file in job.result_files] or _files_on(source)
+    job_op = d.operations.get(job.operation)
+    video = job_op is not None and job_op.result is ResultKind.VIDEO
     # a video is no picture: nothing that works on a picture is offered under one, nor taken from a crafted press
-    if operation is None or (choice.operation, choice.argument) not in offered or not files or video:
+    if operation is None or (key not in buttons and key not in picked) or not files or video:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
     if choice.picture is None and len(files) > 1:
@@ -154,14 +159,37 @@ async def _next_operation(context: CustomContext, query: CallbackQuery, job: Job
     if index >= len(files):
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
-    try:
-        args = operation.parse(choice.argument)
+    offered = followups.choices(operation, choice.argument)
+    if len(offered) > 1:
+        await answer(query)
+        await _ask_choice(context, job, choice, operation, message)
+        return
+    try:  # one choice only is no question: its button said its price, and takes it
+        args = operation.parse(offered[0][1] if offered else choice.argument)
     except ArgumentError:
         await answer(query, tr(job.language, texts.FU_GONE), alert=True)
         return
     await answer(query)
     # the new result replies to the message the button was on (the result, or an album's buttons)
-    await queue(context, operation, args, message, [files[index]], requester=query.from_user)
+    await queue(context, operation, args, source, [files[index]], requester=query.from_user)
+
+
+async def _ask_choice(context: CustomContext, job: JobRecord, choice: followups.FollowUp, operation: Operation,
+                      message: Message) -> None:
+    """Show a next operation's choices with their prices before anything is spent: replying to a single result,
+    or in place of an album's question which picture."""
+    price = deps(context).credits.policy.price
+    question = tr(job.language, operation.pick.question)
+    markup = followups.pick_keyboard(job, choice, operation, price)
+    try:
+        if choice.picture is None:
+            await context.bot.send_message(
+                message.chat_id, question, reply_markup=markup,
+                reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))
+        else:
+            await message.edit_text(question, reply_markup=markup)
+    except TelegramError as error:
+        log.info("could not show the choices of %s for job %s: %s", operation.name, job.id, error)
 
 
 def _files_on(message: Message) -> list[str]:
