@@ -252,6 +252,8 @@ FU_OTHER_STYLE = N_("🎨 Another style")
 FU_LONGER = N_("⏩ Longer: {seconds} s")
 FU_OTHER_MODEL = N_("🎞 Another model")
 FU_LIVE_PHOTO = N_("📸 As a live photo")
+#: a second press of the same button at once (a double tap): nothing more is made
+FU_DOUBLE_TAP = N_("Got it: that one is already on its way.")
 LIVE_PHOTO_ON_ITS_WAY = N_("📸 The live photo is on its way.")
 LIVE_PHOTO_TOO_LONG = N_("Only a video of up to 10 seconds can become a live photo.")
 LIVE_PHOTO_TOO_BIG = N_("This video is larger than a live photo may be (10 MB), so it stays a video.")

@@ -142,3 +142,18 @@ async def test_in_a_group_only_the_owner_presses_unless_the_group_allows(bot, te
     telegram.user_presses(group_chat, BOB, result.message_id, button(result, ":a"))
     again = (await wait_media(telegram, group_chat.id, 2))[1]
     assert again.reply_to_message_id == result.message_id
+
+
+async def test_a_double_tap_makes_one_job_and_a_later_press_another(bot, telegram, alice_chat, settings):
+    telegram.user_sends(alice_chat, ALICE, photo=samples.jpeg(100, 80), caption="/art oil")
+    [result] = await wait_media(telegram, alice_chat.id)
+    again = button(result, ":a")
+    telegram.user_presses(alice_chat, ALICE, result.message_id, again)
+    second = telegram.user_presses(alice_chat, ALICE, result.message_id, again)  # the same finger, at once
+    await telegram.wait_for(lambda: second in telegram.callback_answers)
+    assert telegram.callback_answers[second]["text"] == "Got it: that one is already on its way."
+    await wait_media(telegram, alice_chat.id, 2)
+    assert await settled(lambda: job_states(settings), [("art", "delivered")] * 2) == [("art", "delivered")] * 2
+    await asyncio.sleep(5.2)  # past a double tap: pressed again on purpose, it makes another
+    telegram.user_presses(alice_chat, ALICE, result.message_id, again)
+    await wait_media(telegram, alice_chat.id, 3)

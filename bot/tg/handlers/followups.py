@@ -8,6 +8,7 @@ replies to the message the button was on.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from telegram import CallbackQuery, Message, ReplyParameters, Update
 from telegram.constants import ChatType
@@ -28,12 +29,24 @@ from bot.tg.queueing import queue
 
 log = logging.getLogger(__name__)
 
+DOUBLE_TAP_KEY = "tap"
+#: a press of the same button by the same person this soon after the last is a double tap, not a wish for two
+#: jobs (a live photo keeps its own guard: bot.tg.live_photos)
+DOUBLE_TAP = timedelta(seconds=5)
+
 
 async def may_press(context: CustomContext, query: CallbackQuery, job: JobRecord) -> bool:
     """Whether the presser may use this job's buttons: its owner, anyone in private, or anyone where the group allows."""
     if query.from_user.id == job.user_id or job.chat_type == ChatType.PRIVATE:
         return True
     return bool((await deps(context).people.chat_settings(job.chat_id)).get(FOLLOWUPS_EVERYONE))
+
+
+async def _first_tap(context: CustomContext, query: CallbackQuery, message: Message) -> bool:
+    """Whether this press is not the second of a double tap: the same person's same button on the same message
+    within DOUBLE_TAP (one insert decides, across replicas), which would make and charge the job twice."""
+    key = f"{message.message_id}:{query.from_user.id}:{query.data}"
+    return await deps(context).conversations.first_use(message.chat_id, DOUBLE_TAP_KEY, key, keep_for=DOUBLE_TAP)
 
 
 async def on_follow_up(update: Update, context: CustomContext) -> None:
@@ -50,6 +63,9 @@ async def on_follow_up(update: Update, context: CustomContext) -> None:
         return
     if not await may_press(context, query, job):
         await answer(query, tr(lang, texts.FU_NOT_YOURS), alert=True)
+        return
+    if choice.action != followups.LIVE_PHOTO and not await _first_tap(context, query, message):
+        await answer(query, tr(job.language, texts.FU_DOUBLE_TAP))
         return
     if choice.action == followups.AGAIN:
         if (refusal := operation.refusal(dict(job.args), len(job.inputs))) is not None:
