@@ -138,8 +138,8 @@ def notifier_for(application: Application, *, sandbox: Callable[[], bool] = lamb
     d = application.bot_data.deps
     application.bot_data.media_links = media is not None  # what inline mode asks before it makes a job
     return TelegramNotifier(application.bot, sandbox=sandbox, stored=stored, media=media,
-                            keyboard=lambda job, operation: followups.keyboard(
-                                job, operation, d.operations, d.credits.policy.price, d.app_links,
+                            keyboard=lambda job, operation, results: followups.keyboard(
+                                job, operation, results, d.operations, d.credits.policy.price, d.app_links,
                                 application.bot.username))
 
 

@@ -17,13 +17,14 @@ model; never an operation on a picture. Those that spend at once say what they c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.credits.texts import cost_note
 from bot.i18n import Text, render, tr
+from bot.jobs.notifier import ResultFile
 from bot.operations.catalogue import Args, ArgumentError, Operation, ResultKind
 from bot.operations.styles import StyleCatalogue
 from bot.store import JobRecord
@@ -31,7 +32,7 @@ from bot.tg import texts
 from bot.tg.keyboards import rows, style_label
 from bot.tg.miniapp import AppLinks
 from bot.tg.picks import picked_text
-from bot.videos import LIVE_PHOTO_MAX_SECONDS
+from bot.videos import LIVE_PHOTO_MAX_BYTES, LIVE_PHOTO_MAX_SECONDS
 
 #: what a job of an operation with these arguments costs (the credit policy's `price`)
 Price = Callable[[str, Args], int]
@@ -129,16 +130,16 @@ def _next_label(language: str, operation: Operation, label: str, argument: str, 
     return priced(language, tr(language, label), price(operation.name, args))
 
 
-def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Operation], price: Price,
-             app: AppLinks | None = None, bot_username: str | None = None) -> InlineKeyboardMarkup:
-    """The buttons under a delivered result of `job` (with the Mini App's, when it is on)."""
+def keyboard(job: JobRecord, operation: Operation, results: Sequence[ResultFile], operations: Mapping[str, Operation],
+             price: Price, app: AppLinks | None = None, bot_username: str | None = None) -> InlineKeyboardMarkup:
+    """The buttons under the delivered `results` of `job` (with the Mini App's, when it is on)."""
     lang = job.language
     again = tr(lang, texts.FU_AGAIN)
     if operation.result is ResultKind.VIDEO:  # a video's again spends many credits at once: say how many
         again = priced(lang, again, price(operation.name, dict(job.args)))
     first = [InlineKeyboardButton(again, callback_data=_data(PREFIX, job.id, AGAIN))]
     if operation.result is ResultKind.VIDEO:
-        return video_keyboard(job, operation, first, price)
+        return video_keyboard(job, operation, first, price, live_photo=_live_photo_fits(job, results))
     if operation.style_group is not None:
         first.append(InlineKeyboardButton(tr(lang, texts.FU_OTHER_STYLE), callback_data=_data(PREFIX, job.id, STYLE)))
     following = [InlineKeyboardButton(_next_label(lang, next_op, label, argument, price), callback_data=data)
@@ -148,8 +149,14 @@ def keyboard(job: JobRecord, operation: Operation, operations: Mapping[str, Oper
     return InlineKeyboardMarkup([first, *rows(following, 3), *([app_row] if app_row else [])])
 
 
+def _live_photo_fits(job: JobRecord, results: Sequence[ResultFile]) -> bool:
+    """Whether the video animates a photo and fits a live photo: 10 s or shorter, uploaded and 10 MB at most."""
+    return (bool(job.inputs) and int(job.args.get("duration", LIVE_PHOTO_MAX_SECONDS + 1)) <= LIVE_PHOTO_MAX_SECONDS
+            and len(results) == 1 and results[0].video is not None and results[0].size <= LIVE_PHOTO_MAX_BYTES)
+
+
 def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton],
-                   price: Price) -> InlineKeyboardMarkup:
+                   price: Price, *, live_photo: bool) -> InlineKeyboardMarkup:
     """Under a video: again, longer (while its model makes longer ones), another model and length, what spends
     at once with its price; and a live photo (free) when the video animates a photo and is short enough for one."""
     lang = job.language
@@ -159,7 +166,7 @@ def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeybo
     if operation.longer is not None and (longer := operation.longer(dict(job.args))) is not None:
         label = priced(lang, tr(lang, texts.FU_LONGER, seconds=longer["duration"]), price(operation.name, longer))
         rows_.append([InlineKeyboardButton(label, callback_data=_data(PREFIX, job.id, LONGER))])
-    if job.inputs and int(job.args.get("duration", LIVE_PHOTO_MAX_SECONDS + 1)) <= LIVE_PHOTO_MAX_SECONDS:
+    if live_photo:
         rows_.append([InlineKeyboardButton(tr(lang, texts.FU_LIVE_PHOTO),
                                            callback_data=_data(PREFIX, job.id, LIVE_PHOTO))])
     return InlineKeyboardMarkup(rows_)

@@ -38,7 +38,8 @@ VIDEO_UPLOADS_AT_ONCE = 1
 #: results larger than this together are announced with an "uploading" chat action while they are sent
 UPLOAD_ACTION_BYTES = 1024 * 1024
 
-Keyboard = Callable[[JobRecord, Operation], InlineKeyboardMarkup | None]
+#: the follow-up buttons under a job's delivered results
+Keyboard = Callable[[JobRecord, Operation, Sequence[ResultFile]], InlineKeyboardMarkup | None]
 
 
 def _file_of(message: Message) -> dict[str, str] | None:
@@ -92,7 +93,7 @@ class TelegramNotifier:
         #: caption says so; asked at each delivery, since a service may say so only in a later answer
         self._sandbox = sandbox
         #: the follow-up buttons under a result (none when not given)
-        self._keyboard = keyboard or (lambda job, operation: None)
+        self._keyboard = keyboard or (lambda job, operation, results: None)
         #: python-telegram-bot reads an upload into memory whole: videos (up to 50 MB each) wait on disk and
         #: are read one at a time, so deliveries in flight cannot add up to gigabytes (bench/perf/videos.py)
         self._video_uploads = asyncio.Semaphore(VIDEO_UPLOADS_AT_ONCE)
@@ -144,7 +145,7 @@ class TelegramNotifier:
         # it widens the window in which a crash sends the result twice; and a crash can no longer leave a
         # status message behind a result.
         await self._delete_status(job)
-        markup = self._keyboard(job, operation)
+        markup = self._keyboard(job, operation, results)
         if sum(len(result.data) + result.size for result in results) > UPLOAD_ACTION_BYTES:
             await self._upload_action(job, operation)
         try:

@@ -592,16 +592,18 @@ async def test_an_animated_photo_comes_again_as_a_live_photo_of_its_first_frame_
     assert len(await jobs(settings)) == 1
 
 
-async def test_a_video_too_large_for_a_live_photo_says_so_and_stays_a_video(bot, telegram, alice_chat, settings):
+async def test_a_video_too_large_for_a_live_photo_offers_none(bot, telegram, alice_chat, settings):
     await buy(settings, ALICE.id, 100)
     telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
                         caption="/animate seedance sandbox-size-11mb")
     [video] = await wait_media(telegram, alice_chat.id, timeout=40)
-    live = next(data for data, label in buttons(video).items() if label == "📸 As a live photo")
-    telegram.user_presses(alice_chat, ALICE, video.message_id, live)
-    await telegram.wait_for(lambda: any("larger than a live photo" in (answer.get("text") or "")
-                                        for answer in telegram.callback_answers.values()))
-    assert live_photos(telegram, alice_chat.id) == []
+    assert video.media_kind == "video"
+    assert "📸 As a live photo" not in buttons(video).values()  # Telegram takes one of 10 MB at most
+    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
+                        caption="/animate seedance sandbox-size-60mb")
+    linked = await wait_text(telegram, alice_chat.id, "larger than Telegram takes", timeout=60)
+    link = next(m for m in telegram.sent(alice_chat.id) if m.text == linked)
+    assert "📸 As a live photo" not in buttons(link).values()  # a link is no video to turn into one
 
 
 def kling_makes_15_seconds(video: dict) -> None:
@@ -681,22 +683,6 @@ async def test_a_double_press_sends_one_live_photo(bot, telegram, alice_chat, se
     await asyncio.sleep(2.5)  # a second make would have its stalled download by now
     assert len(live_photos(telegram, alice_chat.id)) == 1
     assert len(telegram.downloads) == 1 + 1  # the photo animated, and the video once
-
-
-async def test_a_live_photo_of_a_video_whose_size_telegram_left_out_is_measured_before_the_download(
-        bot, telegram, alice_chat, settings):
-    """The message's video may come without file_size: getFile's size says 11 MB, so nothing is fetched."""
-    await buy(settings, ALICE.id, 100)
-    telegram.user_sends(alice_chat, ALICE, photo=picture(320, 240, (30, 90, 200)),
-                        caption="/animate seedance sandbox-size-11mb")
-    [video] = await wait_media(telegram, alice_chat.id, timeout=40)
-    del telegram._state.message(alice_chat.id, video.message_id).extra["video"]["file_size"]
-    downloads = len(telegram.downloads)
-    telegram.user_presses(alice_chat, ALICE, video.message_id, live_photo_button(video))
-    told = await wait_text(telegram, alice_chat.id, "larger than a live photo may be")
-    assert told == "This video is larger than a live photo may be (10 MB), so it stays a video."
-    assert len(telegram.downloads) == downloads and live_photos(telegram, alice_chat.id) == []
-    assert not [call for call in telegram.calls if call.method == "sendLivePhoto"]
 
 
 async def test_a_live_photo_telegram_asks_to_slow_down_for_is_sent_once_the_wait_is_over(bot, telegram, alice_chat,

@@ -13,6 +13,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.credits import SubscriptionPlan, SubscriptionStatus, parse_packs
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES
+from bot.jobs.notifier import ResultFile
 from bot.operations.catalogue import ResultKind
 from bot.operations.registry import build_catalogue
 from bot.operations.styles import load_catalogue
@@ -20,6 +21,7 @@ from bot.store import JobRecord, JobState
 from bot.tg import followups, keyboards, presets
 from bot.tg.handlers import history, language, settings, subscription
 from bot.tg.keyboards import packs_keyboard
+from bot.videos import VideoInfo
 
 STYLES = load_catalogue()
 OPERATIONS = build_catalogue(STYLES)
@@ -45,6 +47,11 @@ def job(operation: str, lang: str, **changes) -> JobRecord:
     return JobRecord(**{**fields, **changes})
 
 
+#: a delivered picture, and a 5 s video of 3 MB (short and small enough for a live photo)
+PICTURE = ResultFile(b"", "result.jpg", "image/jpeg")
+VIDEO = ResultFile(b"", "result.mp4", "video/mp4", video=VideoInfo(1280, 720, 5, "h264", b""), size=3 << 20)
+
+
 def price(operation: str, args: dict) -> int:
     """A price as long as a label shows: two digits' worth of credits."""
     return 24
@@ -55,10 +62,10 @@ def every_keyboard(lang: str) -> dict[str, InlineKeyboardMarkup]:
     found: dict[str, InlineKeyboardMarkup] = {"photo menu": keyboards.operations_menu(OPERATIONS, lang)}
     for name, operation in OPERATIONS.items():
         done = job(name, lang)
-        found[f"follow-ups of {name}"] = followups.keyboard(done, operation, OPERATIONS, price)
+        found[f"follow-ups of {name}"] = followups.keyboard(done, operation, [PICTURE], OPERATIONS, price)
         if operation.result is ResultKind.VIDEO:  # with its model and length: longer (priced), a live photo
             found[f"follow-ups of a video of {name}"] = followups.keyboard(
-                job(name, lang, args={"model": "seedance", "duration": 5}), operation, OPERATIONS, price)
+                job(name, lang, args={"model": "seedance", "duration": 5}), operation, [VIDEO], OPERATIONS, price)
         found[f"which picture for {name}"] = followups.picture_keyboard(
             done, followups.FollowUp(done.id, followups.NEXT, "upscale", "2"))
         if operation.style_group is not None:
