@@ -28,9 +28,10 @@ FORGOTTEN_AFTER = timedelta(minutes=10)
 #: about 1 a second, groups 20 a minute (with a margin for Telegram's "about")
 PRIVATE_INTERVAL_S, PRIVATE_BURST = 1.1, 3
 GROUP_INTERVAL_S, GROUP_BURST = 3.2, 1
-#: a call's longest life (a media upload's 60 s, then 30 s for the answer): a replica that died with a call
-#: on the wire holds the chat's next slot no longer than this
-CALL_AT_MOST_S = 90.0
+#: a call still unanswered this long after the chat's last one was taken no longer holds up the chat's next
+#: ones: its replica may have died with it on the wire (or stopped waiting), and the chat must not wait for
+#: good; a longer upload than this is spaced from its taking, as every call was before answers were shared
+CALL_AT_MOST_S = 5.0
 
 
 def replica_id(worker: str) -> str:

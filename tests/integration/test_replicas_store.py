@@ -105,6 +105,22 @@ async def test_a_chats_next_call_is_spaced_from_the_answer_of_the_call_a_burst_b
     assert number == 0 and wait == pytest.approx(1.0, abs=0.05)  # a second after that answer
 
 
+@ONLY_POSTGRES  # SQLite is one process: nothing to share
+async def test_a_call_never_answered_holds_up_the_chat_only_until_it_is_stale(store_engine):
+    sessions = session_factory(store_engine)
+
+    async def take() -> tuple[float, int]:
+        async with sessions() as session, session.begin():
+            return await ChatSendRepository(session).take(44, interval=0.1, burst=3, stale=0.5)
+
+    # the first call's replica died with it on the wire: its answer never comes
+    assert [await take() for _ in range(3)] == [(0.0, 1), (0.0, 2), (0.0, 3)]
+    await asyncio.sleep(0.3)
+    assert await take() == (FLIGHT_POLL_S, 0)
+    await asyncio.sleep(0.6)
+    assert await take() == (0.0, 4)
+
+
 @ONLY_POSTGRES  # the chats' budgets are shared through PostgreSQL
 async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_its_share_of_the_bot(store_engine):
     # Telegram's own bookkeeping (the fake Bot API's): a burst of 3 in a private chat, then 1 a second
