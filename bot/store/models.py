@@ -214,6 +214,10 @@ class ChatSend(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     #: the theoretical arrival time of the next call (GCRA), in seconds of the database's clock
     tat: Mapped[float] = mapped_column(Float)
+    #: how many calls have been taken in the chat (the number of the last one)
+    taken: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    #: which of the last calls still await their answer: bit i stands for call number `taken - i`
+    flying: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class CreditAccount(Base):

@@ -24,10 +24,14 @@ GONE_AFTER_S = 4.0
 BEAT_LAG_S = 1.0
 #: a replica not heard from for this long is taken off the list (it died without leaving)
 FORGOTTEN_AFTER = timedelta(minutes=10)
-#: spacing of posts in one chat across replicas, with a margin for the time a call spends on the wire:
-#: private chats a burst of 3 then about 1 a second, groups 20 a minute
+#: spacing of posts in one chat across replicas, counted from the answers: private chats a burst of 3 then
+#: about 1 a second, groups 20 a minute (with a margin for Telegram's "about")
 PRIVATE_INTERVAL_S, PRIVATE_BURST = 1.1, 3
 GROUP_INTERVAL_S, GROUP_BURST = 3.2, 1
+#: a call still unanswered this long after the chat's last one was taken no longer holds up the chat's next
+#: ones: its replica may have died with it on the wire (or stopped waiting), and the chat must not wait for
+#: good; a longer upload than this is spaced from its taking, as every call was before answers were shared
+CALL_AT_MOST_S = 5.0
 
 
 def replica_id(worker: str) -> str:
@@ -48,6 +52,7 @@ class Heartbeat:
         #: others may have counted this replica gone (its next beat joins them anew)
         self._heard_at: float | None = None
         self.replicas = 1
+        self._slots = SharedChatSlots(sessions)
 
     async def beat(self) -> int:
         """Say this replica is alive and take its share of the budget; how many replicas are alive."""
@@ -65,7 +70,7 @@ class Heartbeat:
         self.replicas = alive
         if self._limiter is not None:
             # the chats' budgets are shared even while alone: a replica that joins sees what this one sent
-            self._limiter.share(alive, self._take_slot)
+            self._limiter.share(alive, self._slots)
             if joined and alive > 1:
                 self._limiter.join(others_within=HEARTBEAT_S + BEAT_LAG_S)
         return alive
@@ -83,13 +88,6 @@ class Heartbeat:
                 self._heard_at = None
             raise
 
-    async def _take_slot(self, chat_id: object) -> float:
-        group = is_group_chat(chat_id)
-        interval, burst = (GROUP_INTERVAL_S, GROUP_BURST) if group else (PRIVATE_INTERVAL_S, PRIVATE_BURST)
-        async with self._sessions() as session, session.begin():
-            return await ChatSendRepository(session).take(int(str(chat_id)), interval=interval, burst=burst)
-
-
     async def forget_gone(self) -> None:
         """Take replicas that died without leaving off the list (their rows would otherwise stay for good)."""
         if self._shared:
@@ -103,3 +101,27 @@ class Heartbeat:
         with contextlib.suppress(Exception):
             async with self._sessions() as session, session.begin():
                 await ReplicaRepository(session).forget(self._replica)
+
+
+class SharedChatSlots:
+    """Each chat's send slots in the database, taken for a call going now and given back with its answer."""
+
+    def __init__(self, sessions: Sessions) -> None:
+        self._sessions = sessions
+
+    async def take(self, chat_id: object) -> tuple[float, int]:
+        """(0, the call's number) when the chat has room for a call now, else (the seconds until it has, 0)."""
+        interval, burst = _spacing(chat_id)
+        async with self._sessions() as session, session.begin():
+            return await ChatSendRepository(session).take(int(str(chat_id)), interval=interval, burst=burst,
+                                                          stale=CALL_AT_MOST_S)
+
+    async def answered(self, chat_id: object, call: int) -> None:
+        """The call taken as number `call` came back: the chat's next calls are spaced from now."""
+        interval, burst = _spacing(chat_id)
+        async with self._sessions() as session, session.begin():
+            await ChatSendRepository(session).answered(int(str(chat_id)), call, interval=interval, burst=burst)
+
+
+def _spacing(chat_id: object) -> tuple[float, int]:
+    return (GROUP_INTERVAL_S, GROUP_BURST) if is_group_chat(chat_id) else (PRIVATE_INTERVAL_S, PRIVATE_BURST)

@@ -191,9 +191,15 @@ class _ChatBudget:
     chat_id: object = None
 
 
-#: asked for a chat's slot shared with other replicas, for a call going now: 0 when taken, else the
-#: seconds until the chat has room (and nothing taken)
-ChatGate = Callable[[object], Coroutine[Any, Any, float]]
+class ChatGate(Protocol):
+    """Each chat's budget shared with other replicas, counted as this limiter counts its own: from the answers."""
+
+    async def take(self, chat_id: object) -> tuple[float, int]:
+        """The chat's slot for a call going now: (0, the call's number) when taken, else (the seconds until
+        the chat has room, 0) and nothing taken."""
+
+    async def answered(self, chat_id: object, call: int) -> None:
+        """The call taken as number `call` came back (or failed)."""
 
 
 def is_flood_call(endpoint: str, data: dict[str, Any]) -> bool:
@@ -274,7 +280,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         retries = self._max_retries if rate_limit_args is None else rate_limit_args
         attempt = 0
         while True:
-            slots = await self._take_turn(chat)
+            slots, call = await self._take_turn(chat)
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as error:
@@ -288,6 +294,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
                 log.warning("Telegram asked to slow down (%s): waiting %.1fs before retry %d", endpoint, wait, attempt)
             finally:
                 self._done(chat, slots)
+                await self._answered_at_gate(chat, call)
 
     def _chat(self, chat_id: object) -> _ChatBudget:
         key = str(chat_id)
@@ -305,7 +312,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         for key in [key for key, chat in self._chats.items() if not chat.turn.locked() and chat.budget.idle(now)]:
             del self._chats[key]
 
-    async def _take_turn(self, chat: _ChatBudget) -> tuple[list[float | None], list[float | None]]:
+    async def _take_turn(self, chat: _ChatBudget) -> tuple[tuple[list[float | None], list[float | None]], int]:
         # The chat's turn first, so a chat that must wait does not hold up the others; then the bot's.
         # While this call holds the chat's turn nobody else is granted in that chat, so the chat's
         # budget can only gain room while we wait for the bot's; both are granted at the same moment.
@@ -323,12 +330,12 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
                 # waiting for this replica's share would reach Telegram late, bunched with calls other
                 # replicas made on time in the same chat.
                 try:
-                    wait = await self._through_gate(chat)
+                    wait, call = await self._through_gate(chat)
                 except BaseException:
                     self._withdraw(chat, slots)
                     raise
                 if wait <= 0:
-                    return slots
+                    return slots, call
                 self._withdraw(chat, slots)
                 if wait > self._max_wait:
                     raise RetryAfter(timedelta(seconds=math.ceil(wait)))
@@ -402,14 +409,24 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         until = self._clock() + others_within + self._bot_limit.period
         self._overall.paused_until = max(self._overall.paused_until, until)
 
-    async def _through_gate(self, chat: _ChatBudget) -> float:
-        """Take the chat's slot in the budget the replicas share for a call going now: 0, or the seconds
-        until the chat has room (nothing taken); 0 as well without a gate or when it fails."""
+    async def _through_gate(self, chat: _ChatBudget) -> tuple[float, int]:
+        """Take the chat's slot in the budget the replicas share for a call going now: (0, the call's number),
+        or the seconds until the chat has room (nothing taken); (0, 0) without a gate or when it fails."""
         gate = self._gate
         if gate is None:
-            return 0.0
+            return 0.0, 0
         try:
-            return await gate(chat.chat_id)
+            return await gate.take(chat.chat_id)
         except Exception as error:  # the database is unreachable: the local budget still holds
             log.warning("could not take a send slot in chat %s (%s)", chat.chat_id, error)
-            return 0.0
+            return 0.0, 0
+
+    async def _answered_at_gate(self, chat: _ChatBudget, call: int) -> None:
+        """Tell the replicas' shared budget that the call came back, so theirs are spaced from now."""
+        gate = self._gate
+        if gate is None or not call:
+            return
+        try:
+            await gate.answered(chat.chat_id, call)
+        except Exception as error:  # the slot stays held until it is stale: the chat waits, nothing is sent early
+            log.warning("could not record an answer in chat %s (%s)", chat.chat_id, error)

@@ -131,6 +131,27 @@ async def open_app(browser: Browser, settings: Settings, telegram: FakeTelegram,
     return opened
 
 
+#: the Mini App's screens, in the order of its tabs
+SCREENS = ("paint", "frame", "styles", "results")
+
+#: whether a screen has finished loading as a person sees it: shown, its content there (the photo, the styles,
+#: the delivered result), no skeleton left
+SHOWN = """(screen) => {
+  const section = document.getElementById(screen);
+  if (!section || section.hidden) return false;
+  if ([...document.querySelectorAll(".skeleton, .skeleton-tiles")].some((element) => element.checkVisibility())) return false;
+  const content = {paint: "#paint-photo", frame: "#frame-photo", styles: ".tile", results: "#grid [data-ref]"}[screen];
+  const element = section.querySelector(content);
+  return Boolean(element) && (element.tagName !== "IMG" || element.naturalWidth > 0);
+}"""
+
+
+async def show(opened: Phone, screen: str) -> None:
+    """Go to `screen` by its tab, as a person does, and wait until it has finished loading."""
+    await opened.page.locator(f".tab[data-screen='{screen}']").click()
+    await opened.page.wait_for_function(SHOWN, arg=screen)
+
+
 #: the status the page shows after an action: what it says and where it is
 STATUS = """() => {
   const box = [...document.querySelectorAll("[role=status], [role=alertdialog]")]

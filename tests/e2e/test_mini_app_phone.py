@@ -13,11 +13,13 @@ from bot.config import Settings
 from tests.e2e.conftest import ALICE
 from tests.e2e.helpers import wait_media
 from tests.e2e.miniapp import (
+    SCREENS,
     app_settings_with_a_preview,
     open_app,
     page_errors,
     press_main,
     screenshots_dir,
+    show,
     wait_status,
 )
 from tests.e2e.test_mini_app_page import sent_photo, stored_jobs
@@ -27,7 +29,6 @@ from tests.fakes.telegram_models import User, private_chat
 pytestmark = pytest.mark.timeout(180)
 #: both themes and both directions, in two runs
 LOOKS = [("light", "en"), ("dark", "ar")]
-SCREENS = ("paint", "frame", "styles", "results")
 
 
 @pytest.fixture
@@ -163,18 +164,6 @@ CONTRAST = """() => {
 }"""
 
 
-#: whether a screen has finished loading as a person sees it: shown, its content there (the photo, the styles,
-#: the delivered result), no skeleton left
-SHOWN = """(screen) => {
-  const section = document.getElementById(screen);
-  if (!section || section.hidden) return false;
-  if ([...document.querySelectorAll(".skeleton, .skeleton-tiles")].some((element) => element.checkVisibility())) return false;
-  const content = {paint: "#paint-photo", frame: "#frame-photo", styles: ".tile", results: "#grid [data-ref]"}[screen];
-  const element = section.querySelector(content);
-  return Boolean(element) && (element.tagName !== "IMG" || element.naturalWidth > 0);
-}"""
-
-
 async def _each_screen(browser, settings, telegram, check: str, looks: list[tuple[str, str]]) -> list[str]:
     """What `check` finds on every screen of every look (a photo chosen, one result delivered), going from
     screen to screen by the tabs, as a person does."""
@@ -187,8 +176,7 @@ async def _each_screen(browser, settings, telegram, check: str, looks: list[tupl
         await wait_media(telegram, chat.id)
         app = await open_app(browser, settings, telegram, user, f"s={SCREENS[0]}&p={ref}", scheme=scheme)
         for screen in SCREENS:
-            await app.page.locator(f".tab[data-screen='{screen}']").click()
-            await app.page.wait_for_function(SHOWN, arg=screen)
+            await show(app, screen)
             found += [f"{screen} {scheme} {language}: {item}" for item in await app.page.evaluate(check)]
         await app.page.context.close()
     return found

@@ -299,7 +299,7 @@ async def test_a_replica_stopping_mid_backlog_draws_no_429_while_the_other_takes
             await wait_until(lambda: results() >= jobs, 90, f"{jobs} results", bots[0])
         finally:
             await asyncio.gather(*(bot.close() for bot in bots))
-    assert telegram.stats["429"] == 0
+    assert telegram.stats["429"] == 0, "\n".join(str(hit) for hit in telegram.limit_hits)
 
 
 @pytest.mark.timeout(120)

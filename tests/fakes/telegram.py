@@ -29,7 +29,7 @@ from aiohttp import web
 from tests.fakes.telegram_checks import is_photo
 from tests.fakes.telegram_guest import GuestMode
 from tests.fakes.telegram_inline import InlineMode, edit_message_media, route_edits
-from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, RateLimiter
+from tests.fakes.telegram_limits import FILE_DOWNLOAD, FLOOD_METHODS, FaultPlan, LimitHit, RateLimiter
 from tests.fakes.telegram_members import ChatMembers
 from tests.fakes.telegram_menu import MenuButtons
 from tests.fakes.telegram_methods import BotApi
@@ -180,6 +180,11 @@ class FakeTelegram:
     def token(self) -> str:
         """The token the fake accepts (a test value, never a real secret)."""
         return self._token
+
+    @property
+    def limit_hits(self) -> list[LimitHit]:
+        """Each 429 the flood limits gave: which limit, in which chat, after which calls."""
+        return self._limiter.hits
 
     @property
     def faults(self) -> TgFaults | None:
@@ -337,6 +342,7 @@ class FakeTelegram:
     def describe(self, last: int = _DUMP_CALLS) -> str:
         """Recent calls, stats and queue size, for failure messages."""
         lines = [f"stats={self.stats} pending_updates={self.pending_updates} downloads={self.file_downloads}",
+                 *(str(hit) for hit in self.limit_hits),
                  f"last {min(last, len(self.calls))} of {len(self.calls)} calls:"]
         lines += [f"  {call.summary()}" for call in self.calls[-last:]]
         return "\n".join(lines)

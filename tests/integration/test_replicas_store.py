@@ -11,7 +11,7 @@ import pytest
 from bot.chats.conversations import Conversations
 from bot.store import session_factory
 from bot.store.heartbeats import PollerLock
-from bot.store.send_slots import ChatSendRepository
+from bot.store.send_slots import FLIGHT_POLL_S, ChatSendRepository
 from bot.tg import heartbeats as heartbeats_module
 from bot.tg.heartbeats import BEAT_LAG_S, GONE_AFTER_S, HEARTBEAT_S, Heartbeat
 from bot.tg.ratelimit import Limit, TelegramRateLimiter
@@ -80,11 +80,45 @@ async def test_expired_state_is_gone_and_cleaned_up(store_engine):
 @ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store_engine):
     async with session_factory(store_engine)() as session, session.begin():
-        waits = [await ChatSendRepository(session).take(42, interval=1.0, burst=3) for _ in range(5)]
-    assert waits[:3] == [0.0, 0.0, 0.0]
+        taken = [await ChatSendRepository(session).take(42, interval=1.0, burst=3, stale=60.0) for _ in range(5)]
+    assert taken[:3] == [(0.0, 1), (0.0, 2), (0.0, 3)]
     # no room: the time until there is, and nothing taken (a second refusal says the same)
-    assert waits[3] == pytest.approx(1.0, abs=0.05)
-    assert waits[4] == pytest.approx(1.0, abs=0.05)
+    assert taken[3][0] == pytest.approx(1.0, abs=0.05) and taken[3][1] == 0
+    assert taken[4][0] == pytest.approx(1.0, abs=0.05) and taken[4][1] == 0
+
+
+@ONLY_POSTGRES  # SQLite is one process: nothing to share
+async def test_a_chats_next_call_is_spaced_from_the_answer_of_the_call_a_burst_before_it(store_engine):
+    sessions = session_factory(store_engine)
+
+    async def take() -> tuple[float, int]:
+        async with sessions() as session, session.begin():
+            return await ChatSendRepository(session).take(43, interval=1.0, burst=3, stale=60.0)
+
+    assert [await take() for _ in range(3)] == [(0.0, 1), (0.0, 2), (0.0, 3)]
+    await asyncio.sleep(1.05)
+    # room by the clock, but the first call is still on the wire: Telegram may count it only now
+    assert await take() == (FLIGHT_POLL_S, 0)
+    async with sessions() as session, session.begin():
+        await ChatSendRepository(session).answered(43, 1, interval=1.0, burst=3)
+    wait, number = await take()
+    assert number == 0 and wait == pytest.approx(1.0, abs=0.05)  # a second after that answer
+
+
+@ONLY_POSTGRES  # SQLite is one process: nothing to share
+async def test_a_call_never_answered_holds_up_the_chat_only_until_it_is_stale(store_engine):
+    sessions = session_factory(store_engine)
+
+    async def take() -> tuple[float, int]:
+        async with sessions() as session, session.begin():
+            return await ChatSendRepository(session).take(44, interval=0.1, burst=3, stale=0.5)
+
+    # the first call's replica died with it on the wire: its answer never comes
+    assert [await take() for _ in range(3)] == [(0.0, 1), (0.0, 2), (0.0, 3)]
+    await asyncio.sleep(0.3)
+    assert await take() == (FLIGHT_POLL_S, 0)
+    await asyncio.sleep(0.6)
+    assert await take() == (0.0, 4)
 
 
 @ONLY_POSTGRES  # the chats' budgets are shared through PostgreSQL
@@ -118,6 +152,39 @@ async def test_replicas_posting_in_one_chat_keep_its_limit_while_one_waits_for_i
     await asyncio.gather(*(post(first, other, 0.0) for other in (1, 2, 3)), post(first, chat.id, 0.05),
                          *(post(second, chat.id, 0.5) for _ in range(3)))
     assert refused == []
+
+
+@ONLY_POSTGRES  # the chats' budgets are shared through PostgreSQL
+async def test_a_call_telegram_counts_late_in_its_flight_still_spaces_the_other_replicas_calls(store_engine):
+    # Telegram counts a call at some moment between its sending and its answer: here the first replica's
+    # post in a chat is counted at the end of half a second on the wire (a starved process, a slow upload),
+    # and the second replica posts a burst there soon after
+    telegram = FakeRateLimits(time.monotonic)
+    chat = Chat(4343)
+    refused = []
+
+    async def send(chat_id: object, flight: float) -> bool:
+        await asyncio.sleep(flight)
+        if telegram.admit(chat) is not None:
+            refused.append(time.monotonic())
+        return True
+
+    sessions = session_factory(store_engine)
+    first, second = TelegramRateLimiter(), TelegramRateLimiter()
+    beats = [Heartbeat(sessions, replica=f"r{number}", limiter=limiter, shared=True).beat
+             for number, limiter in enumerate((first, second))]
+    for beat in (*beats, beats[0]):  # each has seen the other
+        await beat()
+    await asyncio.sleep(HEARTBEAT_S + BEAT_LAG_S + 1.0)  # the one that joined waits that long before it posts
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def post(limiter: TelegramRateLimiter, at: float, flight: float) -> None:
+        await asyncio.sleep(max(0.0, started + at - loop.time()))
+        await limiter.process_request(send, (chat.id, flight), {}, "sendMessage", {"chat_id": chat.id}, None)
+
+    await asyncio.gather(post(first, 0.0, 0.5), *(post(second, 1.0, 0.0) for _ in range(3)))
+    assert refused == [], telegram.hits
 
 
 @ONLY_POSTGRES  # replicas are counted in PostgreSQL
@@ -165,10 +232,16 @@ async def test_replicas_take_equal_shares_of_the_bots_rate():
     limiter = TelegramRateLimiter()
     calls = []
 
-    async def gate(chat_id: object) -> float:
-        calls.append(chat_id)
-        return 0.0
+    class Gate:
+        async def take(self, chat_id: object) -> tuple[float, int]:
+            calls.append(chat_id)
+            return 0.0, len(calls)
 
+        async def answered(self, chat_id: object, call: int) -> None:
+            answered.append(call)
+
+    answered: list[int] = []
+    gate = Gate()
     limiter.share(3, gate)
     sent = []
 
@@ -180,6 +253,7 @@ async def test_replicas_take_equal_shares_of_the_bots_rate():
                            for n in range(12)))
     assert sent[9] - sent[0] < 0.5 and sent[10] - sent[0] >= 0.9  # 10 a second here: a third of 30
     assert sorted(calls) == [100 + n for n in range(12)]
+    assert sorted(answered) == list(range(1, 13))  # each call's answer reaches the shared budget
     limiter.share(1, gate)  # alone again: the whole budget (a period later), the chats' budgets still shared
     calls.clear()
     await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 5}, None)
