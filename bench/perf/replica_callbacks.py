@@ -42,7 +42,7 @@ async def run_replica_callbacks(workdir: Path, database_url: str, *, replicas: i
     photos = make_photos(requests)
     rng = random.Random(seed)
     users = [User(7000 + index, f"Replica{index}") for index in range(60)]
-    async with world(task_duration=replay) as (telegram, sandbox):
+    async with world(task_duration_by_size=replay) as (telegram, sandbox):
         port = free_port()
         env = bot_env(telegram, sandbox, database_url, telegram_rate_limit="false", poll_policy="adaptive",
                       poll_time_scale=scale, aiart_webhook_path=CALLBACK_PATH)
