@@ -65,12 +65,13 @@ class Conversations:
         async with self._sessions() as session, session.begin():
             return await ConversationRepository(session).delete(chat_id, kind, str(key))
 
-    async def first_use(self, chat_id: int, kind: str, key: str | int, *, keep_for: timedelta) -> bool:
-        """Mark the key used; True only for the first caller (across replicas)."""
+    async def first_use(self, chat_id: int, kind: str, key: str | int, *, keep_for: timedelta,
+                        data: dict[str, Any] | None = None) -> bool:
+        """Mark the key used (keeping `data` with the mark); True only for the first caller (across replicas)."""
         now = self._clock()
         async with self._sessions() as session, session.begin():
             return await ConversationRepository(session).add_if_absent(chat_id, kind, str(key), now=now,
-                                                                       expires_at=now + keep_for)
+                                                                       expires_at=now + keep_for, data=data or {})
 
     async def take_due(self, kind: str) -> list[ConversationRow]:
         """Remove and return the rows of this kind whose due time has come."""

@@ -58,10 +58,12 @@ class ConversationRepository:
             set_={"data": statement.excluded.data, "expires_at": statement.excluded.expires_at,
                   "due_at": statement.excluded.due_at}))
 
-    async def add_if_absent(self, chat_id: int, kind: str, key: str, *, now: datetime, expires_at: datetime) -> bool:
-        """Insert an empty row unless a live one is there: True when this call inserted it (a first use)."""
+    async def add_if_absent(self, chat_id: int, kind: str, key: str, *, now: datetime, expires_at: datetime,
+                            data: dict[str, Any] | None = None) -> bool:
+        """Insert a row (empty, or with `data`) unless a live one is there: True when this call inserted it (a
+        first use)."""
         table = conversations_table
-        statement = dialect_insert(self._dialect)(table).values(chat_id=chat_id, kind=kind, key=key, data={},
+        statement = dialect_insert(self._dialect)(table).values(chat_id=chat_id, kind=kind, key=key, data=data or {},
                                                                    expires_at=expires_at)
         # an expired row counts as absent: take it over
         result = await self._session.execute(statement.on_conflict_do_update(

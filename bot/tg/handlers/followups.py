@@ -44,9 +44,14 @@ async def may_press(context: CustomContext, query: CallbackQuery, job: JobRecord
 
 async def _first_tap(context: CustomContext, query: CallbackQuery, message: Message) -> bool:
     """Whether this press is not the second of a double tap: the same person's same button on the same message
-    within DOUBLE_TAP (one insert decides, across replicas), which would make and charge the job twice."""
+    within DOUBLE_TAP (one insert decides, across replicas), which would make and charge the job twice. The
+    same press handled again (Telegram sends an update again after a crash) is the first one still."""
     key = f"{message.message_id}:{query.from_user.id}:{query.data}"
-    return await deps(context).conversations.first_use(message.chat_id, DOUBLE_TAP_KEY, key, keep_for=DOUBLE_TAP)
+    conversations = deps(context).conversations
+    if await conversations.first_use(message.chat_id, DOUBLE_TAP_KEY, key, keep_for=DOUBLE_TAP, data={"query": query.id}):
+        return True
+    first = await conversations.get(message.chat_id, DOUBLE_TAP_KEY, key)
+    return first is None or first.get("query") == query.id  # gone since: no longer a double tap
 
 
 async def on_follow_up(update: Update, context: CustomContext) -> None:
