@@ -20,7 +20,7 @@ from bot.store import JobRecord
 from bot.tg import texts
 from bot.tg.inline_delivery import InlineDelivery
 from bot.tg.inputs import MAX_DOWNLOAD_BYTES
-from bot.tg.ratelimit import retry_seconds
+from bot.tg.ratelimit import retry_seconds, waiting_out_429s
 from bot.videos import VideoInfo
 
 log = logging.getLogger(__name__)
@@ -104,18 +104,12 @@ class TelegramNotifier:
             if data is None:
                 raise InputUnavailable(lazy(texts.FILE_UNAVAILABLE), permanent=True)
             return data
-        waited = 0.0
-        while True:
-            try:
-                return await self._fetch_once(file_id)
-            except RetryAfter as error:
-                # waited out here: the worker's own backoff does not know how long Telegram asked for
-                wait = retry_seconds(error)
-                if waited + wait > INPUT_RETRY_AFTER_BUDGET_S:
-                    raise InputUnavailable("Telegram asked me to slow down", permanent=False) from error
-                log.info("input download rate-limited; waiting %.1fs as Telegram asked", wait)
-                await asyncio.sleep(wait)
-                waited += wait
+        try:
+            # waited out here: the worker's own backoff does not know how long Telegram asked for
+            return await waiting_out_429s(lambda: self._fetch_once(file_id), budget=INPUT_RETRY_AFTER_BUDGET_S,
+                                          what="input download")
+        except RetryAfter as error:
+            raise InputUnavailable("Telegram asked me to slow down", permanent=False) from error
 
     async def _fetch_once(self, file_id: str) -> bytes:
         try:

@@ -30,10 +30,10 @@ import math
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
@@ -42,6 +42,8 @@ from telegram.warnings import PTBDeprecationWarning
 from bot.waiting import ON_WAIT
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Bot API methods that post, change or remove something in a chat: the ones flood limits count
 _FLOOD_PREFIXES = ("send", "edit", "copy", "forward", "delete")
@@ -230,6 +232,22 @@ def retry_seconds(error: RetryAfter) -> float:
         warnings.simplefilter("ignore", PTBDeprecationWarning)
         value = error.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+async def waiting_out_429s(call: Callable[[], Awaitable[T]], *, budget: float, what: str) -> T:
+    """`call`, made again after each 429 for as long as Telegram asks, up to `budget` seconds of waiting in all
+    (for a wait longer than the rate limiter holds a call); the 429 that would pass the budget is raised."""
+    waited = 0.0
+    while True:
+        try:
+            return await call()
+        except RetryAfter as error:
+            wait = retry_seconds(error)
+            if waited + wait > budget:
+                raise
+            log.info("%s rate-limited; waiting %.1fs as Telegram asked", what, wait)
+            await asyncio.sleep(wait)
+            waited += wait
 
 
 class TelegramRateLimiter(BaseRateLimiter[int]):

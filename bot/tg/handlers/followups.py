@@ -26,6 +26,7 @@ from bot.tg.context import CustomContext, deps, language_for
 from bot.tg.handlers.live_photos import send_as_live_photo
 from bot.tg.handlers.router import Router
 from bot.tg.queueing import queue
+from bot.tg.replies import reply
 
 log = logging.getLogger(__name__)
 
@@ -202,13 +203,11 @@ async def _ask_choice(context: CustomContext, job: JobRecord, choice: followups.
     price = deps(context).credits.policy.price
     question = tr(job.language, operation.pick.question)
     markup = followups.pick_keyboard(job, choice, operation, price)
+    if choice.picture is None:
+        await reply(message, question, markup)
+        return
     try:
-        if choice.picture is None:
-            await context.bot.send_message(
-                message.chat_id, question, reply_markup=markup,
-                reply_parameters=ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True))
-        else:
-            await message.edit_text(question, reply_markup=markup)
+        await message.edit_text(question, reply_markup=markup)
     except TelegramError as error:
         log.info("could not show the choices of %s for job %s: %s", operation.name, job.id, error)
 

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 
-from telegram import CallbackQuery, Message, ReplyParameters
+from telegram import CallbackQuery, Message
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
@@ -16,7 +16,8 @@ from bot.tg import texts
 from bot.tg.answers import answer
 from bot.tg.context import CustomContext
 from bot.tg.live_photos import TooBig, fits
-from bot.tg.ratelimit import retry_seconds
+from bot.tg.ratelimit import retry_seconds, waiting_out_429s
+from bot.tg.replies import reply
 from bot.videos import VideoRejected
 from bot.waiting import ON_WAIT
 
@@ -58,38 +59,27 @@ async def send_as_live_photo(context: CustomContext, query: CallbackQuery, job: 
 async def _make(context: CustomContext, job: JobRecord, message: Message) -> None:
     """Make the live photo, or tell the chat why not; Telegram's long 429s are waited out, up to a budget."""
     lang = job.language
-    waited = 0.0
     with contextlib.suppress(TelegramError):  # only a courtesy: it must not cost the live photo itself
         await context.bot.send_chat_action(message.chat_id, ChatAction.UPLOAD_PHOTO)
-    while True:
-        try:
-            await context.bot_data.live_photos.make(context.bot, message)
-            return
-        except RetryAfter as error:
-            # Telegram asked for longer than the rate limiter holds a call: waited out here (holding nothing
-            # but the claim, so a press meanwhile hears it is on its way), then made again
-            wait = retry_seconds(error)
-            if waited + wait > RETRY_AFTER_BUDGET_S:
-                log.info("job %s: live photo not sent: %s", job.id, error)
-                if wait <= RETRY_AFTER_BUDGET_S:
-                    await asyncio.sleep(wait)  # so the chat may be written to again, to ask for a press later
-                await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
-                return
-            log.info("job %s: live photo rate-limited; waiting %.1fs as Telegram asked", job.id, wait)
-            await asyncio.sleep(wait)
-            waited += wait
-        except TooBig as error:
-            log.info("job %s: no live photo: the video has %s bytes", job.id, error)
-            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
-            return
-        except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
-            log.info("job %s: no live photo: %s", job.id, error)
-            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_REFUSED))
-            return
-        except TelegramError as error:
-            log.info("job %s: live photo not sent: %s", job.id, error)
-            await _tell(context, message, tr(lang, texts.LIVE_PHOTO_FAILED))
-            return
+    try:
+        # Telegram's 429s are waited out here, holding nothing but the claim (a press meanwhile hears it is on
+        # its way), then the live photo is made again
+        await waiting_out_429s(lambda: context.bot_data.live_photos.make(context.bot, message),
+                               budget=RETRY_AFTER_BUDGET_S, what=f"job {job.id}: live photo")
+    except RetryAfter as error:
+        log.info("job %s: live photo not sent: %s", job.id, error)
+        if (wait := retry_seconds(error)) <= RETRY_AFTER_BUDGET_S:
+            await asyncio.sleep(wait)  # so the chat may be written to again, to ask for a press later
+        await reply(message, tr(lang, texts.LIVE_PHOTO_FAILED))
+    except TooBig as error:
+        log.info("job %s: no live photo: the video has %s bytes", job.id, error)
+        await reply(message, tr(lang, texts.LIVE_PHOTO_TOO_BIG))
+    except (BadRequest, VideoRejected) as error:  # this video will not become one: pressing again cannot help
+        log.info("job %s: no live photo: %s", job.id, error)
+        await reply(message, tr(lang, texts.LIVE_PHOTO_REFUSED))
+    except TelegramError as error:
+        log.info("job %s: live photo not sent: %s", job.id, error)
+        await reply(message, tr(lang, texts.LIVE_PHOTO_FAILED))
 
 
 def _offered(data: str | None, message: Message) -> bool:
@@ -98,11 +88,3 @@ def _offered(data: str | None, message: Message) -> bool:
     markup = message.reply_markup
     rows = markup.inline_keyboard if markup is not None else ()
     return any(button.callback_data == data for row in rows for button in row)
-
-
-async def _tell(context: CustomContext, message: Message, text: str) -> None:
-    try:
-        await context.bot.send_message(message.chat_id, text, reply_parameters=ReplyParameters(
-            message_id=message.message_id, allow_sending_without_reply=True))
-    except TelegramError as error:  # the chat is gone: nobody to tell
-        log.info("could not say the live photo failed: %s", error)
