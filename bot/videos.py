@@ -49,6 +49,12 @@ class VideoInfo:
         return self.width, self.height
 
 
+def fits_live_photo(seconds: int, size: int) -> tuple[bool, bool]:
+    """Whether a video of this length (whole seconds, as sendVideo was told) and size may be a live photo's:
+    (short enough, small enough)."""
+    return seconds <= LIVE_PHOTO_MAX_SECONDS, size <= LIVE_PHOTO_MAX_BYTES
+
+
 def probe(path: Path) -> VideoInfo:
     """The size, length and thumbnail of an MP4 file; VideoRejected when it is not one."""
     with _opened(str(path)) as container:

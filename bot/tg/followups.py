@@ -32,7 +32,7 @@ from bot.tg import texts
 from bot.tg.keyboards import rows, style_label
 from bot.tg.miniapp import AppLinks
 from bot.tg.picks import picked_text
-from bot.videos import LIVE_PHOTO_MAX_BYTES, LIVE_PHOTO_MAX_SECONDS
+from bot.videos import fits_live_photo
 
 #: what a job of an operation with these arguments costs (the credit policy's `price`)
 Price = Callable[[str, Args], int]
@@ -150,9 +150,9 @@ def keyboard(job: JobRecord, operation: Operation, results: Sequence[ResultFile]
 
 
 def _live_photo_fits(job: JobRecord, results: Sequence[ResultFile]) -> bool:
-    """Whether the video animates a photo and fits a live photo: 10 s or shorter, uploaded and 10 MB at most."""
-    return (bool(job.inputs) and int(job.args.get("duration", LIVE_PHOTO_MAX_SECONDS + 1)) <= LIVE_PHOTO_MAX_SECONDS
-            and len(results) == 1 and results[0].video is not None and results[0].size <= LIVE_PHOTO_MAX_BYTES)
+    """Whether the video animates a photo and fits a live photo: uploaded, 10 s or shorter and 10 MB at most."""
+    video = results[0].video if len(results) == 1 else None
+    return bool(job.inputs) and video is not None and all(fits_live_photo(video.duration, results[0].size))
 
 
 def video_keyboard(job: JobRecord, operation: Operation, first: list[InlineKeyboardButton],

@@ -14,7 +14,7 @@ import asyncio
 
 from telegram import Bot, InputFile, Message, ReplyParameters, Video
 
-from bot.videos import LIVE_PHOTO_MAX_BYTES, LIVE_PHOTO_MAX_SECONDS, still
+from bot.videos import LIVE_PHOTO_MAX_BYTES, fits_live_photo, still
 
 #: live photos made at once in this process
 AT_ONCE = 2
@@ -28,7 +28,7 @@ def seconds_of(video: Video) -> int:
 def fits(video: Video) -> tuple[bool, bool]:
     """Whether the video is short enough and small enough for a live photo (a file of unknown size is tried:
     getFile tells its size before the download)."""
-    return seconds_of(video) <= LIVE_PHOTO_MAX_SECONDS, (video.file_size or 0) <= LIVE_PHOTO_MAX_BYTES
+    return fits_live_photo(seconds_of(video), video.file_size or 0)
 
 
 class TooBig(Exception):
