@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -87,13 +88,16 @@ async def test_a_chats_send_slots_are_shared_a_burst_then_one_per_interval(store
     assert taken[4][0] == pytest.approx(1.0, abs=0.05) and taken[4][1] == 0
 
 
+async def take_slot(sessions, chat_id: int, *, interval: float, stale: float) -> tuple[float, int]:
+    """One shared send slot of a chat (a burst of 3), taken in a transaction of its own: (wait, call number)."""
+    async with sessions() as session, session.begin():
+        return await ChatSendRepository(session).take(chat_id, interval=interval, burst=3, stale=stale)
+
+
 @ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_chats_next_call_is_spaced_from_the_answer_of_the_call_a_burst_before_it(store_engine):
     sessions = session_factory(store_engine)
-
-    async def take() -> tuple[float, int]:
-        async with sessions() as session, session.begin():
-            return await ChatSendRepository(session).take(43, interval=1.0, burst=3, stale=60.0)
+    take = functools.partial(take_slot, sessions, 43, interval=1.0, stale=60.0)
 
     assert [await take() for _ in range(3)] == [(0.0, 1), (0.0, 2), (0.0, 3)]
     await asyncio.sleep(1.05)
@@ -108,10 +112,7 @@ async def test_a_chats_next_call_is_spaced_from_the_answer_of_the_call_a_burst_b
 @ONLY_POSTGRES  # SQLite is one process: nothing to share
 async def test_a_call_never_answered_holds_up_the_chat_only_until_it_is_stale(store_engine):
     sessions = session_factory(store_engine)
-
-    async def take() -> tuple[float, int]:
-        async with sessions() as session, session.begin():
-            return await ChatSendRepository(session).take(44, interval=0.1, burst=3, stale=0.5)
+    take = functools.partial(take_slot, sessions, 44, interval=0.1, stale=0.5)
 
     # the first call's replica died with it on the wire: its answer never comes
     assert [await take() for _ in range(3)] == [(0.0, 1), (0.0, 2), (0.0, 3)]
